@@ -1,0 +1,62 @@
+/**
+ * Architecture rules (see docs/architecture.md). Imports point down the list
+ * contract → secrets → fire → locks → shim → reconcile → daemon → http → cli;
+ * the contract is pure (no disk, network, clock or process access).
+ * @type {import('dependency-cruiser').IConfiguration}
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'Circular imports hide the direction of data flow.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'contract-is-pure',
+      severity: 'error',
+      comment: 'src/contract holds pure functions: it may import only itself and node:crypto.',
+      from: { path: '^src/contract/' },
+      to: {
+        pathNot: ['^src/contract/', '^node_modules/', '^crypto$', '^node:crypto$'],
+      },
+    },
+    {
+      name: 'contract-no-io-modules',
+      severity: 'error',
+      from: { path: '^src/contract/' },
+      to: {
+        dependencyTypes: ['core'],
+        pathNot: ['^crypto$'],
+      },
+    },
+    {
+      name: 'sdk-uses-contract-only',
+      severity: 'error',
+      comment: 'The app-side SDK ships to apps: it depends on the contract only.',
+      from: { path: '^src/sdk/' },
+      to: { path: '^src/', pathNot: ['^src/sdk/', '^src/contract/'] },
+    },
+    {
+      name: 'nothing-imports-cli',
+      severity: 'error',
+      comment: 'The CLI is the top layer; rooms below never reach up into it.',
+      from: { path: '^src/', pathNot: '^src/cli/' },
+      to: { path: '^src/cli/' },
+    },
+    {
+      name: 'lower-rooms-do-not-import-upper',
+      severity: 'error',
+      comment: 'fire/locks/shim/reconcile must not import the daemon or http layers.',
+      from: { path: '^src/(contract|secrets|fire|locks|shim|reconcile)/' },
+      to: { path: '^src/(daemon|http)/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};
