@@ -1,0 +1,108 @@
+/**
+ * Limits, enumerations and default values of the manifest (SPEC §2, §8).
+ *
+ * The TypeBox schema (`schema.ts`), normalization and the effective-policy helpers all read
+ * these constants, so a bound or a default is written down exactly once.
+ */
+
+/** Pattern of `app` and `jobs[].name`. */
+export const NAME_PATTERN = '^[a-z][a-z0-9-]{0,62}$';
+
+/** Pattern of one `auth.secret_refs` entry. */
+export const SECRET_REF_PATTERN = '^[a-zA-Z][a-zA-Z0-9_:./-]{0,127}$';
+
+/** Pattern of a request header name: an HTTP token (RFC 9110 §5.6.2). */
+export const HEADER_NAME_PATTERN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
+
+/** Pattern of a request header value: any string without CR, LF or NUL. */
+export const HEADER_VALUE_PATTERN = '^[^\\r\\n\\u0000]*$';
+
+/** HTTP methods a job may use. */
+export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** Overlap policies: the three of v1 plus `Enqueue` (§8). */
+export const CONCURRENCY_POLICIES = ['Allow', 'Forbid', 'Replace', 'Enqueue'] as const;
+
+/** Where a concurrency lock lives. */
+export const CONCURRENCY_SCOPES = ['host', 'global'] as const;
+
+/** Catch-up modes after downtime (§8). */
+export const CATCHUP_MODES = ['none', 'latest', 'all'] as const;
+
+/** An HTTP method a job may use. */
+export type HttpMethod = (typeof HTTP_METHODS)[number];
+/** An overlap policy. */
+export type Concurrency = (typeof CONCURRENCY_POLICIES)[number];
+/** A concurrency lock scope. */
+export type ConcurrencyScope = (typeof CONCURRENCY_SCOPES)[number];
+/** A catch-up mode. */
+export type CatchupMode = (typeof CATCHUP_MODES)[number];
+
+/** Numeric bounds of the manifest (inclusive). */
+export const LIMITS = {
+  jobs: { min: 1, max: 256 },
+  schedules: { min: 1, max: 64 },
+  timeoutSeconds: { min: 1, max: 600 },
+  maxAttempts: { min: 1, max: 10 },
+  minSeconds: { min: 0 },
+  maxSeconds: { min: 1 },
+  secretRefs: { min: 1, max: 8 },
+  maxConcurrent: { min: 1, max: 1024 },
+  queueMax: { min: 0, max: 10_000 },
+  catchupWindowSeconds: { min: 0 },
+  catchupMaxRuns: { min: 1, max: 1000 },
+  jitterSeconds: { min: 0, max: 3600 },
+} as const;
+
+/** Defaults of the v1 fields; normalization always fills them in. */
+export const V1_DEFAULTS = {
+  timezone: 'UTC',
+  method: 'POST' as HttpMethod,
+  body: '',
+  concurrency: 'Forbid' as Concurrency,
+  concurrency_scope: 'host' as ConcurrencyScope,
+  timeout_seconds: 60,
+  max_attempts: 3,
+  min_seconds: 1,
+  max_seconds: 60,
+} as const;
+
+/**
+ * Defaults of the extension fields (§8). Normalization does not fill them in (they stay absent
+ * so a plain v1 manifest keeps its v1 canonical form); `effectivePolicy` and `isJobEnabled`
+ * apply them.
+ */
+export const EXTENSION_DEFAULTS = {
+  max_concurrent: 1,
+  queue_max: 100,
+  catchup_mode: 'latest' as CatchupMode,
+  /** `null` means an unlimited window. */
+  catchup_window_seconds: null,
+  catchup_max_runs: 100,
+  jitter_stable_seconds: 0,
+  jitter_random_seconds: 0,
+  enabled: true,
+} as const;
+
+/**
+ * Request headers the engine sets on every attempt (SPEC §5.7) or that the HTTP client owns
+ * (message framing and hop-by-hop headers). A manifest may not set them; matched
+ * case-insensitively. `x-cron-` is a prefix.
+ */
+export const RESERVED_HEADER_PREFIX = 'x-cron-';
+
+/** Exact header names (lower case) the engine injects and a manifest may not override. */
+export const ENGINE_HEADERS = ['idempotency-key', 'traceparent'] as const;
+
+/** Exact header names (lower case) owned by the HTTP client: framing and hop-by-hop headers. */
+export const TRANSPORT_HEADERS = [
+  'connection',
+  'content-length',
+  'expect',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+] as const;

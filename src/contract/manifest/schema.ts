@@ -1,0 +1,256 @@
+/**
+ * The manifest's structural rules as one TypeBox schema (SPEC §2, §8).
+ *
+ * The same schema drives the compiled checker of `parseManifest` and the shipped JSON Schema
+ * (`schema/manifest.schema.json`, see `json-schema.ts`), so editors and the parser agree.
+ * Rules that JSON Schema cannot say well (unique names, schedule syntax, time zones, URLs,
+ * reserved headers, cross-field constraints) live in `semantic.ts` and are described here.
+ */
+import { Type, type Static, type TLiteral, type TUnion, type SchemaOptions } from '@sinclair/typebox';
+import {
+  CATCHUP_MODES,
+  CONCURRENCY_POLICIES,
+  CONCURRENCY_SCOPES,
+  EXTENSION_DEFAULTS,
+  HEADER_NAME_PATTERN,
+  HEADER_VALUE_PATTERN,
+  HTTP_METHODS,
+  LIMITS,
+  NAME_PATTERN,
+  SECRET_REF_PATTERN,
+  V1_DEFAULTS,
+} from './defaults.js';
+
+/** A union of string literals (rendered as `anyOf` of `const` in JSON Schema). */
+function literalUnion<const T extends readonly [string, ...string[]]>(
+  values: T,
+  options: SchemaOptions,
+): TUnion<TLiteral<T[number]>[]> {
+  return Type.Union(
+    values.map((v) => Type.Literal(v)),
+    options,
+  ) as unknown as TUnion<TLiteral<T[number]>[]>;
+}
+
+/** An integer field with inclusive bounds. */
+function int(min: number, max: number | undefined, options: SchemaOptions) {
+  return Type.Integer(max === undefined ? { minimum: min, ...options } : { minimum: min, maximum: max, ...options });
+}
+
+const ScheduleExpression = Type.String({
+  description:
+    '5-field cron (min hour dom month dow), a shortcut (@hourly @daily @midnight @weekly @monthly @yearly @annually) or @every <N>{s|m|h} of at least 60 s.',
+});
+
+/** `jobs[].request`. */
+export const RequestSchema = Type.Object(
+  {
+    method: Type.Optional(
+      literalUnion(HTTP_METHODS, { description: 'HTTP method.', default: V1_DEFAULTS.method }),
+    ),
+    url: Type.String({
+      description:
+        'Absolute http:// or https:// URL with a host; no user name or password (keep secrets in auth.secret_refs).',
+    }),
+    headers: Type.Optional(
+      Type.Record(
+        Type.String({ pattern: HEADER_NAME_PATTERN }),
+        Type.String({ pattern: HEADER_VALUE_PATTERN, description: 'Header value without CR, LF or NUL.' }),
+        {
+          additionalProperties: false,
+          description:
+            'Static request headers. Names are HTTP tokens, unique ignoring case. X-Cron-*, Idempotency-Key and traceparent are set by cronix and framing/hop-by-hop headers (Content-Length, Transfer-Encoding, Connection, ...) by the HTTP client, so they cannot be set here.',
+          default: {},
+        },
+      ),
+    ),
+    body: Type.Optional(
+      Type.String({ description: 'Request body, sent verbatim on every attempt.', default: V1_DEFAULTS.body }),
+    ),
+  },
+  { additionalProperties: false, description: 'The HTTP request sent at each fire.' },
+);
+
+/** `jobs[].policy.retries`. */
+export const RetriesSchema = Type.Object(
+  {
+    max_attempts: Type.Optional(
+      int(LIMITS.maxAttempts.min, LIMITS.maxAttempts.max, {
+        description: 'Attempts per fire, including the first.',
+        default: V1_DEFAULTS.max_attempts,
+      }),
+    ),
+    min_seconds: Type.Optional(
+      int(LIMITS.minSeconds.min, undefined, {
+        description: 'First backoff delay in seconds; must not exceed max_seconds.',
+        default: V1_DEFAULTS.min_seconds,
+      }),
+    ),
+    max_seconds: Type.Optional(
+      int(LIMITS.maxSeconds.min, undefined, {
+        description: 'Backoff ceiling in seconds: delay = min(min_seconds * 2^(attempt-1), max_seconds).',
+        default: V1_DEFAULTS.max_seconds,
+      }),
+    ),
+  },
+  { additionalProperties: false, description: 'Retries of 5xx, network errors and timeouts.' },
+);
+
+/** `jobs[].policy.catchup` (extension, §8). */
+export const CatchupSchema = Type.Object(
+  {
+    mode: Type.Optional(
+      literalUnion(CATCHUP_MODES, {
+        description: 'Fires missed during downtime: none, only the latest, or all (up to max_runs).',
+        default: EXTENSION_DEFAULTS.catchup_mode,
+      }),
+    ),
+    window_seconds: Type.Optional(
+      int(LIMITS.catchupWindowSeconds.min, undefined, {
+        description: 'Only fires missed within this many seconds are caught up. Absent: unlimited.',
+      }),
+    ),
+    max_runs: Type.Optional(
+      int(LIMITS.catchupMaxRuns.min, LIMITS.catchupMaxRuns.max, {
+        description: 'Most missed fires run in mode "all"; only valid with mode "all".',
+        default: EXTENSION_DEFAULTS.catchup_max_runs,
+      }),
+    ),
+  },
+  { additionalProperties: false, description: 'Daemon mode: catch-up after downtime.' },
+);
+
+/** `jobs[].policy.jitter` (extension, §8). */
+export const JitterSchema = Type.Object(
+  {
+    stable_seconds: Type.Optional(
+      int(LIMITS.jitterSeconds.min, LIMITS.jitterSeconds.max, {
+        description: 'Stable per-job offset, up to this many seconds, from a hash of app/job/index.',
+        default: EXTENSION_DEFAULTS.jitter_stable_seconds,
+      }),
+    ),
+    random_seconds: Type.Optional(
+      int(LIMITS.jitterSeconds.min, LIMITS.jitterSeconds.max, {
+        description: 'Fresh random delay of up to this many seconds at each fire.',
+        default: EXTENSION_DEFAULTS.jitter_random_seconds,
+      }),
+    ),
+  },
+  { additionalProperties: false, description: 'Daemon mode: delay fires to spread load.' },
+);
+
+/** `jobs[].policy`. */
+export const PolicySchema = Type.Object(
+  {
+    concurrency: Type.Optional(
+      literalUnion(CONCURRENCY_POLICIES, {
+        description:
+          'What to do when a run is still active: Allow, Forbid (skip), Replace (stop the old run) or Enqueue (daemon mode).',
+        default: V1_DEFAULTS.concurrency,
+      }),
+    ),
+    concurrency_scope: Type.Optional(
+      literalUnion(CONCURRENCY_SCOPES, {
+        description: 'Lock scope: this host, or global across the fleet (Redis).',
+        default: V1_DEFAULTS.concurrency_scope,
+      }),
+    ),
+    timeout_seconds: Type.Optional(
+      int(LIMITS.timeoutSeconds.min, LIMITS.timeoutSeconds.max, {
+        description: 'Deadline of one attempt in seconds.',
+        default: V1_DEFAULTS.timeout_seconds,
+      }),
+    ),
+    retries: Type.Optional(RetriesSchema),
+    max_concurrent: Type.Optional(
+      int(LIMITS.maxConcurrent.min, LIMITS.maxConcurrent.max, {
+        description: 'Daemon mode: most runs active at once; not with concurrency "Allow".',
+        default: EXTENSION_DEFAULTS.max_concurrent,
+      }),
+    ),
+    queue_max: Type.Optional(
+      int(LIMITS.queueMax.min, LIMITS.queueMax.max, {
+        description: 'Daemon mode: queue length for concurrency "Enqueue"; only with "Enqueue".',
+        default: EXTENSION_DEFAULTS.queue_max,
+      }),
+    ),
+    catchup: Type.Optional(CatchupSchema),
+    jitter: Type.Optional(JitterSchema),
+  },
+  { additionalProperties: false, description: 'Overlap, timeout and retry policy.' },
+);
+
+/** `jobs[].auth`. */
+export const AuthSchema = Type.Object(
+  {
+    secret_refs: Type.Optional(
+      Type.Array(Type.String({ pattern: SECRET_REF_PATTERN }), {
+        minItems: LIMITS.secretRefs.min,
+        maxItems: LIMITS.secretRefs.max,
+        description:
+          'Secrets that sign requests (env:NAME, file:/path, raw:literal; bare = env:). The first signs; all verify.',
+        default: [],
+      }),
+    ),
+  },
+  { additionalProperties: false, description: 'Request signing.' },
+);
+
+/** One entry of `jobs`. Exactly one of `schedule` / `schedules` (checked in `semantic.ts`). */
+export const JobSchema = Type.Object(
+  {
+    name: Type.String({ pattern: NAME_PATTERN, description: 'Job name, unique within the manifest.' }),
+    schedule: Type.Optional(ScheduleExpression),
+    schedules: Type.Optional(
+      Type.Array(ScheduleExpression, {
+        minItems: LIMITS.schedules.min,
+        maxItems: LIMITS.schedules.max,
+        description: 'Several schedules (instead of "schedule"); the job fires on each.',
+      }),
+    ),
+    timezone: Type.Optional(
+      Type.String({
+        description: 'IANA time zone whose wall clock the schedules follow.',
+        default: V1_DEFAULTS.timezone,
+      }),
+    ),
+    request: RequestSchema,
+    policy: Type.Optional(PolicySchema),
+    auth: Type.Optional(AuthSchema),
+    enabled: Type.Optional(
+      Type.Boolean({
+        description: 'Daemon mode: false keeps the job declared but never fires it.',
+        default: EXTENSION_DEFAULTS.enabled,
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'A periodic HTTP job. Exactly one of "schedule" or "schedules".',
+    // For editors only: the compiled checker ignores `oneOf`; semantic.ts reports this rule.
+    oneOf: [{ required: ['schedule'] }, { required: ['schedules'] }],
+  },
+);
+
+/** The whole manifest, as an application writes it. */
+export const ManifestSchema = Type.Object(
+  {
+    version: Type.Literal(1, { description: 'Manifest format version; must be 1.' }),
+    app: Type.String({ pattern: NAME_PATTERN, description: 'Application name.' }),
+    jobs: Type.Array(JobSchema, {
+      minItems: LIMITS.jobs.min,
+      maxItems: LIMITS.jobs.max,
+      description: 'The jobs of this application; names must be unique.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/** A manifest as written (before defaults and normalization); the type of valid raw input. */
+export type ManifestInput = Static<typeof ManifestSchema>;
+/** One job as written. */
+export type JobInput = Static<typeof JobSchema>;
+/** A job's request as written. */
+export type RequestInput = Static<typeof RequestSchema>;
+/** A job's policy as written. */
+export type PolicyInput = Static<typeof PolicySchema>;

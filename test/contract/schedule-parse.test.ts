@@ -1,0 +1,143 @@
+import { describe, expect, it } from 'vitest';
+import { parseSchedule, type CronSpec } from '../../src/contract/schedule/index.js';
+
+function cron(expr: string): CronSpec {
+  const r = parseSchedule(expr);
+  if (!r.ok) throw new Error(`expected ${expr} to parse: ${r.error}`);
+  if (r.schedule.kind !== 'cron') throw new Error('expected a cron schedule');
+  return r.schedule;
+}
+
+const set = (bits: Uint8Array): number[] => [...bits.keys()].filter((i) => bits[i] === 1);
+
+function error(expr: string): string {
+  const r = parseSchedule(expr);
+  if (r.ok) throw new Error(`expected ${expr} to be rejected`);
+  return r.error;
+}
+
+describe('parseSchedule: fields', () => {
+  it.each([
+    ['*/15 * * * *', 'minutes', [0, 15, 30, 45]],
+    ['5-10/2 * * * *', 'minutes', [5, 7, 9]],
+    ['1,2,59 * * * *', 'minutes', [1, 2, 59]],
+    ['10/20 * * * *', 'minutes', [10, 30, 50]],
+    ['0 9-17 * * *', 'hours', [9, 10, 11, 12, 13, 14, 15, 16, 17]],
+    ['0 */8 * * *', 'hours', [0, 8, 16]],
+    ['0 0 1,15,31 * *', 'doms', [1, 15, 31]],
+    ['0 0 * JAN-MAR,dec *', 'months', [1, 2, 3, 12]],
+    ['0 0 * */4 *', 'months', [1, 5, 9]],
+    ['0 0 * * MON-FRI', 'dows', [1, 2, 3, 4, 5]],
+    ['0 0 * * sun,Sat', 'dows', [0, 6]],
+    ['0 0 * * 7', 'dows', [0]],
+    ['0 0 * * 5-7', 'dows', [0, 5, 6]],
+    ['0 0 * * 0', 'dows', [0]],
+    ['0 0 * * */2', 'dows', [0, 2, 4, 6]],
+  ] as const)('%s → %s %j', (expr, field, expected) => {
+    expect(set(cron(expr)[field])).toEqual(expected);
+  });
+
+  it('expands shortcuts to their classic meaning', () => {
+    const cases: Record<string, string> = {
+      '@yearly': '0 0 1 1 *',
+      '@annually': '0 0 1 1 *',
+      '@monthly': '0 0 1 * *',
+      '@weekly': '0 0 * * 0',
+      '@daily': '0 0 * * *',
+      '@midnight': '0 0 * * *',
+      '@hourly': '0 * * * *',
+    };
+    for (const [shortcut, expanded] of Object.entries(cases)) {
+      const a = cron(shortcut);
+      const b = cron(expanded);
+      expect(a.source).toBe(shortcut);
+      for (const f of ['minutes', 'hours', 'doms', 'months', 'dows'] as const) expect(set(a[f])).toEqual(set(b[f]));
+      expect(a.fixedTime).toBe(b.fixedTime);
+    }
+  });
+
+  it('classifies fixed-time and wildcard jobs by a leading *', () => {
+    expect(cron('30 2 * * *').fixedTime).toBe(true);
+    expect(cron('0,30 1-3 * * *').fixedTime).toBe(true);
+    expect(cron('* 2 * * *').fixedTime).toBe(false);
+    expect(cron('0 * * * *').fixedTime).toBe(false);
+    expect(cron('0 */2 * * *').fixedTime).toBe(false);
+    expect(cron('@daily').fixedTime).toBe(true);
+    expect(cron('@hourly').fixedTime).toBe(false);
+  });
+
+  it('records which day fields start with * (the either rule)', () => {
+    expect(cron('0 0 1 * 1')).toMatchObject({ domStar: false, dowStar: false });
+    expect(cron('0 0 * * 1')).toMatchObject({ domStar: true, dowStar: false });
+    expect(cron('0 0 */2 * 1')).toMatchObject({ domStar: true, dowStar: false });
+  });
+
+  it('accepts extra whitespace between fields', () => {
+    expect(set(cron('  0\t12   *  * *  ').hours)).toEqual([12]);
+  });
+});
+
+describe('parseSchedule: @every', () => {
+  it.each([
+    ['@every 1m', 60],
+    ['@every 5m', 300],
+    ['@every 90s', 90],
+    ['@every 1h30m', 5400],
+    ['@every 2h', 7200],
+    ['@every 1h0m30s', 3630],
+  ])('%s = %is', (expr, seconds) => {
+    const r = parseSchedule(expr);
+    expect(r.ok && r.schedule.kind === 'every' && r.schedule.intervalSeconds).toBe(seconds);
+  });
+
+  it.each(['@every 30s', '@every 59s', '@every 0m'])('rejects %s as too fast', (expr) => {
+    expect(error(expr)).toMatch(/at least 60s/);
+  });
+
+  it.each(['@every', '@every 5', '@every 5d', '@every m5', '@every 30m1h', '@every -5m'])('rejects malformed %s', (expr) => {
+    expect(error(expr)).toMatch(/not a valid @every interval/);
+  });
+});
+
+describe('parseSchedule: errors name the field and the value', () => {
+  it.each([
+    ['', /empty/],
+    ['not a cron', /expected 5 fields .* found 3/],
+    ['0 0 * * * *', /expected 5 fields .* found 6/],
+    ['* * * *', /found 4/],
+    ['60 * * * *', /minute value 60 is out of range 0-59/],
+    ['0 24 * * *', /hour value 24 is out of range 0-23/],
+    ['0 0 0 * *', /day-of-month value 0 is out of range 1-31/],
+    ['0 0 32 * *', /day-of-month value 32/],
+    ['0 0 * 13 *', /month value 13 is out of range 1-12/],
+    ['0 0 * * 8', /day-of-week value 8 is out of range 0-7/],
+    ['0 0 * FOO *', /month value "FOO" is not valid/],
+    ['0 0 * * MONDAY', /day-of-week value "MONDAY" is not valid/],
+    ['0 0 * * MON-', /day-of-week value "" is not valid/],
+    ['10-5 * * * *', /minute range "10-5" is reversed/],
+    ['*/0 * * * *', /minute step "\/0" must be a positive integer/],
+    ['*/x * * * *', /minute step/],
+    ['1,,2 * * * *', /empty list item/],
+    ['? * * * *', /minute value "\?" is not valid/],
+    ['0 0 L * *', /day-of-month value "L"/],
+    ['0 0 * * 1#2', /day-of-week value "1#2"/],
+    ['@reboot', /unknown shortcut "@reboot"/],
+  ])('%j → %s', (expr, pattern) => {
+    expect(error(expr)).toMatch(pattern);
+  });
+
+  it.each(['0 0 30 2 *', '0 0 31 4,6,9,11 *', '0 0 31 2,4 *', '0 0 30,31 FEB *'])('rejects never-firing %s', (expr) => {
+    expect(error(expr)).toMatch(/can never fire/);
+  });
+
+  it('accepts rare but possible days (Feb 29, the 31st of a long month)', () => {
+    expect(parseSchedule('0 0 29 2 *').ok).toBe(true);
+    expect(parseSchedule('0 0 31 2,3 *').ok).toBe(true);
+    // with both day fields restricted the weekday makes it fire
+    expect(parseSchedule('0 0 30 2 1').ok).toBe(true);
+  });
+
+  it('never throws on non-string input', () => {
+    expect(parseSchedule(42 as unknown as string)).toEqual({ ok: false, error: 'schedule must be a string' });
+  });
+});
