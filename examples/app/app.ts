@@ -59,7 +59,9 @@ export function buildExampleApp(opts: ExampleAppOptions): Hono {
       const result = await verifyRequest(c.req.raw, { secrets });
       const info = triggerInfo(c.req.raw);
       if (!result.ok) {
-        log(JSON.stringify({ event: 'rejected', job: name, code: result.code, run_id: info.runId }));
+        log(
+          JSON.stringify({ event: 'rejected', job: name, code: result.code, run_id: info.runId }),
+        );
         return unauthorizedResponse(result);
       }
       // The body is still readable: verifyRequest read a clone.
@@ -73,11 +75,20 @@ export function buildExampleApp(opts: ExampleAppOptions): Hono {
           run_key: info.runKey,
         }),
       );
-      return c.json({ ok: true, job: name, run_id: info.runId, attempt: info.attempt, ...work(body) });
+      return c.json({
+        ok: true,
+        job: name,
+        run_id: info.runId,
+        attempt: info.attempt,
+        ...work(body),
+      });
     };
   };
 
-  app.post('/jobs/hello', job('hello', () => ({ message: 'hello from example-app' })));
+  app.post(
+    '/jobs/hello',
+    job('hello', () => ({ message: 'hello from example-app' })),
+  );
   app.post(
     '/jobs/nightly-report',
     job('nightly-report', (body) => ({ received_bytes: new TextEncoder().encode(body).length })),

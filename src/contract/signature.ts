@@ -23,10 +23,7 @@ export const SIGNATURE_VERSION = 'v1';
 
 /** Why a verification failed. Every code maps to HTTP 401. */
 export type VerifyErrorCode =
-  | 'MissingSignature'
-  | 'MalformedHeader'
-  | 'StaleTimestamp'
-  | 'SignatureMismatch';
+  'MissingSignature' | 'MalformedHeader' | 'StaleTimestamp' | 'SignatureMismatch';
 
 /** All verification failure codes, in the order they are checked. */
 export const VERIFY_ERROR_CODES: readonly VerifyErrorCode[] = [
@@ -138,7 +135,9 @@ export function sign(opts: SignOptions): string {
   }
   const t = opts.timestamp;
   if (!Number.isSafeInteger(t) || t < 0) {
-    throw new RangeError(`sign: timestamp must be a non-negative integer of Unix seconds, got ${t}`);
+    throw new RangeError(
+      `sign: timestamp must be a non-negative integer of Unix seconds, got ${t}`,
+    );
   }
   const mac = hmac(opts.secret, signingBytes(t, opts.method, opts.path, opts.body));
   return `t=${t},${SIGNATURE_VERSION}=${mac.toString('hex')}`;
@@ -173,7 +172,9 @@ export function parseSignatureHeader(header: string): ParsedSignatureHeader {
     if (key === 't') {
       if (timestamp !== undefined) return malformed('segment "t" appears more than once');
       if (!DECIMAL.test(value) || !Number.isSafeInteger(Number(value))) {
-        return malformed(`"t" must be a decimal integer of Unix seconds, got "${value.slice(0, 32)}"`);
+        return malformed(
+          `"t" must be a decimal integer of Unix seconds, got "${value.slice(0, 32)}"`,
+        );
       }
       timestamp = Number(value);
     } else if (key === SIGNATURE_VERSION) {

@@ -48,8 +48,7 @@ interface JobBase {
 
 /** Exactly one of `schedule` / `schedules`. */
 type ScheduleField =
-  | { schedule: string; schedules?: never }
-  | { schedules: string[]; schedule?: never };
+  { schedule: string; schedules?: never } | { schedules: string[]; schedule?: never };
 
 /** Exactly one of `path` (joined to the app's `baseUrl`) / `url`. */
 type TargetField = { path: string; url?: never } | { url: string; path?: never };
@@ -119,7 +118,10 @@ export class AppBuilder {
       const request: Record<string, unknown> = {};
       if (job.method !== undefined) request['method'] = job.method;
       if (job.path !== undefined && job.url !== undefined) {
-        errors.push({ path: `jobs/${i}/request/url`, message: 'give either path or url, not both' });
+        errors.push({
+          path: `jobs/${i}/request/url`,
+          message: 'give either path or url, not both',
+        });
       } else if (job.path !== undefined) {
         if (this.options.baseUrl === undefined) {
           errors.push({

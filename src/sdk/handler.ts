@@ -47,12 +47,21 @@ export function manifestHandler(
   return (request) => {
     const url = new URL(request.url);
     if (url.pathname !== MANIFEST_PATH) {
-      return jsonError(404, 'NotFound', `no route for ${url.pathname}; the manifest is served at ${MANIFEST_PATH}`);
+      return jsonError(
+        404,
+        'NotFound',
+        `no route for ${url.pathname}; the manifest is served at ${MANIFEST_PATH}`,
+      );
     }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
-      return jsonError(405, 'MethodNotAllowed', `use GET for ${MANIFEST_PATH}, not ${request.method}`, {
-        allow: 'GET, HEAD',
-      });
+      return jsonError(
+        405,
+        'MethodNotAllowed',
+        `use GET for ${MANIFEST_PATH}, not ${request.method}`,
+        {
+          allow: 'GET, HEAD',
+        },
+      );
     }
     if (opts.secrets !== undefined) {
       // GET and HEAD requests carry no body, so the signed body is zero bytes.

@@ -55,7 +55,9 @@ export async function verifyRequest(
   // No header: nothing to check the body against, so skip reading it.
   if (header === null) return verify(base);
   if (request.bodyUsed) {
-    throw new TypeError('verifyRequest: the request body was already read; verify before reading it');
+    throw new TypeError(
+      'verifyRequest: the request body was already read; verify before reading it',
+    );
   }
   const body =
     request.body === null ? undefined : new Uint8Array(await request.clone().arrayBuffer());

@@ -34,7 +34,14 @@ describe('sign → verify', () => {
         (secret, method, path, body, timestamp, skew) => {
           const header = sign({ secret, method, path, body, timestamp });
           expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
-          const result = verify({ header, secrets: [secret], method, path, body, now: timestamp + skew });
+          const result = verify({
+            header,
+            secrets: [secret],
+            method,
+            path,
+            body,
+            now: timestamp + skew,
+          });
           expect(result).toEqual({ ok: true, secretIndex: 0, timestamp });
         },
       ),
@@ -76,7 +83,14 @@ describe('any single change fails', () => {
           const tampered = Uint8Array.from(body);
           const i = at % tampered.length;
           tampered[i] = tampered[i]! ^ xor;
-          const result = verify({ header, secrets: [secret], method: base.method, path, body: tampered, now: timestamp });
+          const result = verify({
+            header,
+            secrets: [secret],
+            method: base.method,
+            path,
+            body: tampered,
+            now: timestamp,
+          });
           expect(result).toMatchObject({ ok: false, code: 'SignatureMismatch' });
         },
       ),
@@ -99,7 +113,14 @@ describe('any single change fails', () => {
           const code = path.charCodeAt(i) - 32;
           const replaced = String.fromCharCode(((code + shift) % 95) + 32);
           const tampered = path.slice(0, i) + replaced + path.slice(i + 1);
-          const result = verify({ header, secrets: [secret], method: 'POST', path: tampered, body, now: timestamp });
+          const result = verify({
+            header,
+            secrets: [secret],
+            method: 'POST',
+            path: tampered,
+            body,
+            now: timestamp,
+          });
           expect(result).toMatchObject({ ok: false, code: 'SignatureMismatch' });
         },
       ),
@@ -120,7 +141,14 @@ describe('any single change fails', () => {
           const i = at % method.length;
           const letter = UPPER[(UPPER.indexOf(method[i]!) + shift) % 26]!;
           const tampered = method.slice(0, i) + letter + method.slice(i + 1);
-          const result = verify({ header, secrets: [secret], method: tampered, path: '/p', body: 'b', now: timestamp });
+          const result = verify({
+            header,
+            secrets: [secret],
+            method: tampered,
+            path: '/p',
+            body: 'b',
+            now: timestamp,
+          });
           expect(result).toMatchObject({ ok: false, code: 'SignatureMismatch' });
         },
       ),
@@ -143,7 +171,9 @@ describe('any single change fails', () => {
           const swap = (c: string) => header.slice(0, start + i) + c + header.slice(start + i + 1);
           const opts = { secrets: [secret], method: 'POST', path: '/p', body, now: timestamp };
           const hexFlip = HEX[(HEX.indexOf(digit) + shift) % 16]!;
-          expect(verify({ ...opts, header: swap(hexFlip) })).toMatchObject({ code: 'SignatureMismatch' });
+          expect(verify({ ...opts, header: swap(hexFlip) })).toMatchObject({
+            code: 'SignatureMismatch',
+          });
           const broken = verify({ ...opts, header: swap(junk) });
           expect(broken.ok).toBe(false);
           // A space at either end of v1 is trimmed, shortening it: still malformed.
@@ -156,12 +186,23 @@ describe('any single change fails', () => {
 
   it('changing the timestamp (within the window) gives SignatureMismatch', () => {
     fc.assert(
-      fc.property(secretArb, timestampArb, fc.integer({ min: 1, max: 300 }), (secret, timestamp, delta) => {
-        const header = sign({ secret, method: 'POST', path: '/p', timestamp });
-        const forged = header.replace(/^t=\d+/, `t=${timestamp + delta}`);
-        const result = verify({ header: forged, secrets: [secret], method: 'POST', path: '/p', now: timestamp });
-        expect(result).toMatchObject({ ok: false, code: 'SignatureMismatch' });
-      }),
+      fc.property(
+        secretArb,
+        timestampArb,
+        fc.integer({ min: 1, max: 300 }),
+        (secret, timestamp, delta) => {
+          const header = sign({ secret, method: 'POST', path: '/p', timestamp });
+          const forged = header.replace(/^t=\d+/, `t=${timestamp + delta}`);
+          const result = verify({
+            header: forged,
+            secrets: [secret],
+            method: 'POST',
+            path: '/p',
+            now: timestamp,
+          });
+          expect(result).toMatchObject({ ok: false, code: 'SignatureMismatch' });
+        },
+      ),
     );
   });
 

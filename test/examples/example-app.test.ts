@@ -35,7 +35,10 @@ function waitForListening(proc: ChildProcess, timeoutMs: number): Promise<void> 
       timeoutMs,
     );
     proc.stdout?.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('"event":"listening"') || output.join('').includes('"event":"listening"')) {
+      if (
+        chunk.toString().includes('"event":"listening"') ||
+        output.join('').includes('"event":"listening"')
+      ) {
         clearTimeout(timer);
         resolve();
       }
@@ -114,8 +117,15 @@ describe('example app (child process)', () => {
   it('runs a correctly signed trigger and logs its run id and attempt', async () => {
     const response = await fetch(signedPost('/jobs/hello', '', 'run-ok-1'));
     expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ ok: true, job: 'hello', run_id: 'run-ok-1', attempt: 1 });
-    const report = await fetch(signedPost('/jobs/nightly-report', '{"report":"daily"}', 'run-ok-2'));
+    expect(await response.json()).toMatchObject({
+      ok: true,
+      job: 'hello',
+      run_id: 'run-ok-1',
+      attempt: 1,
+    });
+    const report = await fetch(
+      signedPost('/jobs/nightly-report', '{"report":"daily"}', 'run-ok-2'),
+    );
     expect(await report.json()).toMatchObject({ ok: true, received_bytes: 18 });
     await expect.poll(() => output.join('')).toContain('"run_id":"run-ok-2"');
     expect(output.join('')).toMatch(/"event":"run","job":"hello","run_id":"run-ok-1","attempt":1/);
@@ -123,7 +133,11 @@ describe('example app (child process)', () => {
 
   it('rejects a tampered trigger with 401 and the error shape', async () => {
     const good = signedPost('/jobs/hello', 'original', 'run-bad');
-    const tampered = new Request(good.url, { method: 'POST', headers: good.headers, body: 'tampered' });
+    const tampered = new Request(good.url, {
+      method: 'POST',
+      headers: good.headers,
+      body: 'tampered',
+    });
     const response = await fetch(tampered);
     expect(response.status).toBe(401);
     const body = (await response.json()) as { error: { code: string; message: string } };

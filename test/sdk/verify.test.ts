@@ -94,7 +94,9 @@ describe('verifyRequest', () => {
   it('throws when the body was already consumed', async () => {
     const request = signedRequest('http://app.local/j', { body: 'x' });
     await request.text();
-    await expect(verifyRequest(request, { secrets: [SECRET], now })).rejects.toThrow(/already read/);
+    await expect(verifyRequest(request, { secrets: [SECRET], now })).rejects.toThrow(
+      /already read/,
+    );
   });
 
   it('takes path-and-query from the URL as sent', () => {
@@ -112,7 +114,9 @@ describe('unauthorizedResponse', () => {
     expect(response.status).toBe(401);
     expect(response.headers.get('content-type')).toBe('application/json');
     const body = (await response.json()) as { error: { code: string; message: string } };
-    expect(body).toEqual({ error: { code: 'SignatureMismatch', message: expect.any(String) as string } });
+    expect(body).toEqual({
+      error: { code: 'SignatureMismatch', message: expect.any(String) as string },
+    });
     expect(body.error.message).not.toContain('wrong');
     expect(body.error.message).not.toContain(SECRET);
   });

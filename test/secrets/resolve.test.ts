@@ -64,7 +64,9 @@ describe('resolveSecretRefs', () => {
     ['two-newlines', `${SECRET}\n`],
     ['inner-space', ` ${SECRET} `],
   ])('file %s: trims exactly one trailing newline', (name, expected) => {
-    expect(resolveSecretRefs([`file:${path.join(dir, name)}`], { env }).secrets).toEqual([expected]);
+    expect(resolveSecretRefs([`file:${path.join(dir, name)}`], { env }).secrets).toEqual([
+      expected,
+    ]);
   });
 
   it('reports unset and empty env vars', () => {
@@ -94,7 +96,9 @@ describe('resolveSecretRefs', () => {
 
   it('reports a directory as not readable', () => {
     const result = resolveSecretRefs([`file:${dir}`], { env });
-    expect(result.unresolved).toEqual([{ ref: `file:${dir}`, reason: 'file not readable: EISDIR' }]);
+    expect(result.unresolved).toEqual([
+      { ref: `file:${dir}`, reason: 'file not readable: EISDIR' },
+    ]);
   });
 
   it('uses an injected readFile and maps odd errors to a generic reason', () => {
@@ -106,7 +110,9 @@ describe('resolveSecretRefs', () => {
       },
     });
     expect(result.secrets).toEqual(['from-buffer']);
-    expect(result.unresolved).toEqual([{ ref: 'file:/y', reason: 'file not readable: read error' }]);
+    expect(result.unresolved).toEqual([
+      { ref: 'file:/y', reason: 'file not readable: read error' },
+    ]);
   });
 
   it('reports an empty raw literal', () => {
@@ -146,7 +152,9 @@ describe('resolveSecretRefs', () => {
 
 describe('redact', () => {
   it('replaces every occurrence of every secret', () => {
-    expect(redact('a=s1 b=s2 c=s1', ['s1', 's2'])).toBe(`a=${REDACTED} b=${REDACTED} c=${REDACTED}`);
+    expect(redact('a=s1 b=s2 c=s1', ['s1', 's2'])).toBe(
+      `a=${REDACTED} b=${REDACTED} c=${REDACTED}`,
+    );
   });
 
   it('hides a secret that contains another one completely', () => {

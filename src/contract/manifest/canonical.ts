@@ -1,0 +1,88 @@
+/**
+ * The canonical form (SPEC §2): the normalized manifest as compact JSON with keys in one fixed
+ * order. Written by explicit construction, never from an object's own key order, so the bytes
+ * depend only on the values. Extension fields (§8) appear only when set, after the v1 keys of
+ * their object, so a plain v1 manifest canonicalizes exactly like the public v1 reference.
+ */
+import { compareCodeUnits } from './normalize.js';
+import type { Job, JobPolicy, JobRequest, Manifest } from './types.js';
+
+/** One JSON string or number. */
+function lit(value: string | number | boolean): string {
+  return JSON.stringify(value);
+}
+
+/** `"key":value` for each field that is set, in the given order. */
+function optionalFields(fields: readonly (readonly [string, string | number | boolean | undefined])[]): string {
+  return fields
+    .filter((entry): entry is readonly [string, string | number | boolean] => entry[1] !== undefined)
+    .map(([key, value]) => `,${lit(key)}:${lit(value)}`)
+    .join('');
+}
+
+function writeHeaders(headers: Readonly<Record<string, string>>): string {
+  const keys = Object.keys(headers).sort(compareCodeUnits);
+  return `{${keys.map((key) => `${lit(key)}:${lit(headers[key] ?? '')}`).join(',')}}`;
+}
+
+function writeRequest(request: JobRequest): string {
+  return (
+    `{"method":${lit(request.method)},"url":${lit(request.url)},` +
+    `"headers":${writeHeaders(request.headers)},"body":${lit(request.body)}}`
+  );
+}
+
+function writeSubObject(fields: readonly (readonly [string, string | number | undefined])[]): string {
+  return `{${optionalFields(fields).slice(1)}}`;
+}
+
+function writePolicy(policy: JobPolicy): string {
+  const { retries } = policy;
+  let out =
+    `{"concurrency":${lit(policy.concurrency)},"concurrency_scope":${lit(policy.concurrency_scope)},` +
+    `"timeout_seconds":${lit(policy.timeout_seconds)},"retries":{"max_attempts":${lit(retries.max_attempts)},` +
+    `"min_seconds":${lit(retries.min_seconds)},"max_seconds":${lit(retries.max_seconds)}}`;
+  out += optionalFields([
+    ['max_concurrent', policy.max_concurrent],
+    ['queue_max', policy.queue_max],
+  ]);
+  if (policy.catchup !== undefined) {
+    const { mode, window_seconds, max_runs } = policy.catchup;
+    out += `,"catchup":${writeSubObject([
+      ['mode', mode],
+      ['window_seconds', window_seconds],
+      ['max_runs', max_runs],
+    ])}`;
+  }
+  if (policy.jitter !== undefined) {
+    const { stable_seconds, random_seconds } = policy.jitter;
+    out += `,"jitter":${writeSubObject([
+      ['stable_seconds', stable_seconds],
+      ['random_seconds', random_seconds],
+    ])}`;
+  }
+  return `${out}}`;
+}
+
+/**
+ * The canonical JSON of one job object: `name, schedules, timezone, request, policy, auth`,
+ * then `enabled` when set. This is the `job` object of the shim's spec file (SPEC §5).
+ */
+export function canonicalJob(job: Job): string {
+  return (
+    `{"name":${lit(job.name)},"schedules":[${job.schedules.map(lit).join(',')}],` +
+    `"timezone":${lit(job.timezone)},"request":${writeRequest(job.request)},` +
+    `"policy":${writePolicy(job.policy)},"auth":{"secret_refs":[${job.auth.secret_refs.map(lit).join(',')}]}` +
+    `${optionalFields([['enabled', job.enabled]])}}`
+  );
+}
+
+/**
+ * The canonical form of a normalized manifest: compact JSON, keys in the SPEC order, jobs
+ * sorted by name and header keys sorted by code unit (both re-sorted here, so a manifest built
+ * in code canonicalizes the same as a parsed one).
+ */
+export function canonicalize(manifest: Manifest): string {
+  const jobs = [...manifest.jobs].sort((a, b) => compareCodeUnits(a.name, b.name));
+  return `{"version":1,"app":${lit(manifest.app)},"jobs":[${jobs.map(canonicalJob).join(',')}]}`;
+}

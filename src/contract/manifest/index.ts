@@ -1,0 +1,64 @@
+/**
+ * The manifest contract (SPEC §2, §8): schema, parsing with complete error reports,
+ * normalization, canonical form and change hashes. Pure: no I/O.
+ */
+export {
+  CATCHUP_MODES,
+  CONCURRENCY_POLICIES,
+  CONCURRENCY_SCOPES,
+  EXTENSION_DEFAULTS,
+  HEADER_NAME_PATTERN,
+  HEADER_VALUE_PATTERN,
+  HTTP_METHODS,
+  LIMITS,
+  NAME_PATTERN,
+  SECRET_REF_PATTERN,
+  V1_DEFAULTS,
+} from './defaults.js';
+export {
+  AuthSchema,
+  CatchupSchema,
+  JitterSchema,
+  JobSchema,
+  ManifestSchema,
+  PolicySchema,
+  RequestSchema,
+  RetriesSchema,
+  type JobInput,
+  type ManifestInput,
+  type PolicyInput,
+  type RequestInput,
+} from './schema.js';
+export type {
+  CatchupMode,
+  CatchupPolicy,
+  Concurrency,
+  ConcurrencyScope,
+  HttpMethod,
+  JitterPolicy,
+  Job,
+  JobAuth,
+  JobPolicy,
+  JobRequest,
+  Manifest,
+  ManifestError,
+  ManifestParseResult,
+  RetryPolicy,
+} from './types.js';
+export { parseManifest, parseManifestText } from './parse.js';
+export { MAX_ERRORS } from './structural.js';
+export { canonicalize, canonicalJob } from './canonical.js';
+export { CHANGE_HASH_LENGTH, changeHash, jobChangeHash, singleScheduleManifest } from './change-hash.js';
+export {
+  effectivePolicy,
+  isJobEnabled,
+  type EffectiveCatchup,
+  type EffectiveJitter,
+  type EffectivePolicy,
+} from './effective.js';
+export {
+  JSON_SCHEMA_DIALECT,
+  MANIFEST_SCHEMA_ID,
+  buildManifestJsonSchema,
+  renderManifestJsonSchema,
+} from './json-schema.js';

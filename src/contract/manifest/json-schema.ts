@@ -1,0 +1,30 @@
+/**
+ * The shipped JSON Schema of the manifest (`schema/manifest.schema.json`), generated from the
+ * TypeBox schema so editors and the parser share one source of truth. `scripts/gen-schema.ts`
+ * writes it; a test fails when the shipped file is stale.
+ */
+import { ManifestSchema } from './schema.js';
+
+/** `$id` of the v1 manifest schema. */
+export const MANIFEST_SCHEMA_ID = 'https://cronix.dev/schema/manifest.v1.json';
+
+/** JSON Schema dialect of the generated file. */
+export const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
+
+/** The manifest JSON Schema as a plain object (draft 2020-12, TypeBox symbols removed). */
+export function buildManifestJsonSchema(): Record<string, unknown> {
+  const body = JSON.parse(JSON.stringify(ManifestSchema)) as Record<string, unknown>;
+  return {
+    $schema: JSON_SCHEMA_DIALECT,
+    $id: MANIFEST_SCHEMA_ID,
+    title: 'cronix manifest (v1)',
+    description:
+      'Periodic HTTP jobs of one application. Besides this schema: job names are unique, schedules must parse and be able to fire, time zones are IANA names, URLs are http(s) with a host and no credentials, reserved headers are refused, retries.min_seconds <= max_seconds, max_concurrent is not used with Allow, queue_max only with Enqueue, catchup.max_runs only with mode "all".',
+    ...body,
+  };
+}
+
+/** The schema file's exact text: 2-space indented JSON with a trailing newline. */
+export function renderManifestJsonSchema(): string {
+  return `${JSON.stringify(buildManifestJsonSchema(), null, 2)}\n`;
+}

@@ -1,0 +1,90 @@
+/**
+ * Normalization (SPEC §2) of a manifest that passed validation: fill every v1 default, sort
+ * jobs by name, rewrite `schedule` as `schedules`, sort header keys. Extension fields (§8) are
+ * copied only when the input set them; an extension object that sets nothing (`catchup: {}`)
+ * is dropped, so it hashes like an absent one.
+ */
+import { V1_DEFAULTS } from './defaults.js';
+import type { JobInput, ManifestInput, PolicyInput } from './schema.js';
+import type { CatchupPolicy, JitterPolicy, Job, JobPolicy, Manifest } from './types.js';
+
+/** Compares strings by UTF-16 code units (the order of the canonical form). */
+export function compareCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Copies a string map with keys inserted in code-unit order. Keys are defined as own data
+ * properties, so a header named `__proto__` stays a header. (Integer-like keys still enumerate
+ * first in JavaScript; the canonical writer sorts again and does not depend on this order.)
+ */
+export function sortedRecord(input: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of Object.keys(input).sort(compareCodeUnits)) {
+    Object.defineProperty(out, key, { value: input[key], enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+function normalizeCatchup(input: PolicyInput['catchup']): CatchupPolicy | undefined {
+  if (input === undefined) return undefined;
+  const out: CatchupPolicy = {};
+  if (input.mode !== undefined) out.mode = input.mode;
+  if (input.window_seconds !== undefined) out.window_seconds = input.window_seconds;
+  if (input.max_runs !== undefined) out.max_runs = input.max_runs;
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+function normalizeJitter(input: PolicyInput['jitter']): JitterPolicy | undefined {
+  if (input === undefined) return undefined;
+  const out: JitterPolicy = {};
+  if (input.stable_seconds !== undefined) out.stable_seconds = input.stable_seconds;
+  if (input.random_seconds !== undefined) out.random_seconds = input.random_seconds;
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+function normalizePolicy(input: PolicyInput | undefined): JobPolicy {
+  const policy: JobPolicy = {
+    concurrency: input?.concurrency ?? V1_DEFAULTS.concurrency,
+    concurrency_scope: input?.concurrency_scope ?? V1_DEFAULTS.concurrency_scope,
+    timeout_seconds: input?.timeout_seconds ?? V1_DEFAULTS.timeout_seconds,
+    retries: {
+      max_attempts: input?.retries?.max_attempts ?? V1_DEFAULTS.max_attempts,
+      min_seconds: input?.retries?.min_seconds ?? V1_DEFAULTS.min_seconds,
+      max_seconds: input?.retries?.max_seconds ?? V1_DEFAULTS.max_seconds,
+    },
+  };
+  if (input?.max_concurrent !== undefined) policy.max_concurrent = input.max_concurrent;
+  if (input?.queue_max !== undefined) policy.queue_max = input.queue_max;
+  const catchup = normalizeCatchup(input?.catchup);
+  if (catchup !== undefined) policy.catchup = catchup;
+  const jitter = normalizeJitter(input?.jitter);
+  if (jitter !== undefined) policy.jitter = jitter;
+  return policy;
+}
+
+/** Normalizes one valid job. */
+export function normalizeJob(input: JobInput): Job {
+  const schedules = input.schedules ?? (input.schedule === undefined ? [] : [input.schedule]);
+  const job: Job = {
+    name: input.name,
+    schedules: [...schedules],
+    timezone: input.timezone ?? V1_DEFAULTS.timezone,
+    request: {
+      method: input.request.method ?? V1_DEFAULTS.method,
+      url: input.request.url,
+      headers: sortedRecord(input.request.headers ?? {}),
+      body: input.request.body ?? V1_DEFAULTS.body,
+    },
+    policy: normalizePolicy(input.policy),
+    auth: { secret_refs: [...(input.auth?.secret_refs ?? [])] },
+  };
+  if (input.enabled !== undefined) job.enabled = input.enabled;
+  return job;
+}
+
+/** Normalizes a manifest that passed structural and semantic validation. */
+export function normalizeManifest(input: ManifestInput): Manifest {
+  const jobs = input.jobs.map(normalizeJob).sort((a, b) => compareCodeUnits(a.name, b.name));
+  return { version: 1, app: input.app, jobs };
+}

@@ -1,0 +1,108 @@
+/**
+ * `parseManifest` / `parseManifestText`: validate an untrusted value (structure, then semantic
+ * rules), report every problem at once, and return the normalized manifest when there is none.
+ */
+import { checkSemantics } from './semantic.js';
+import { checkStructure, MAX_ERRORS } from './structural.js';
+import { normalizeManifest } from './normalize.js';
+import type { ManifestInput } from './schema.js';
+import type { ManifestError, ManifestParseResult } from './types.js';
+
+function compareSegments(a: string, b: string): number {
+  const numeric = /^(0|[1-9][0-9]{0,8})$/;
+  if (numeric.test(a) && numeric.test(b)) return Number(a) - Number(b);
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Orders paths root first, then segment by segment (array indices numerically). */
+function comparePaths(a: string, b: string): number {
+  const left = a === '' ? [] : a.split('/');
+  const right = b === '' ? [] : b.split('/');
+  for (let i = 0; i < Math.min(left.length, right.length); i++) {
+    const order = compareSegments(left[i] ?? '', right[i] ?? '');
+    if (order !== 0) return order;
+  }
+  return left.length - right.length;
+}
+
+/** Drops exact duplicates, sorts by path (stable), and caps the list at `MAX_ERRORS`. */
+function finish(errors: readonly ManifestError[], truncated: boolean): ManifestError[] {
+  const seen = new Set<string>();
+  const unique = errors.filter((e) => {
+    const key = `${e.path}\u0000${e.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  const sorted = unique.sort((x, y) => comparePaths(x.path, y.path));
+  if (!truncated && sorted.length <= MAX_ERRORS) return sorted;
+  return [
+    ...sorted.slice(0, MAX_ERRORS),
+    { path: '', message: `too many errors: showing the first ${MAX_ERRORS}; fix them and validate again` },
+  ];
+}
+
+function validate(raw: unknown): ManifestParseResult {
+  const structure = checkStructure(raw);
+  const semantic = checkSemantics(raw);
+  if (structure.valid && semantic.length === 0) {
+    return { ok: true, manifest: normalizeManifest(raw as ManifestInput) };
+  }
+  return { ok: false, errors: finish([...structure.errors, ...semantic], structure.truncated) };
+}
+
+/**
+ * Validates and normalizes a manifest value (for example the result of `JSON.parse`).
+ *
+ * Every problem is reported at once as `{ path, message }`, with the path slash-joined from
+ * the root (`jobs/0/policy/retries`; `""` for the root) and a message saying what was
+ * expected and what was found. Never throws, whatever the input.
+ */
+export function parseManifest(raw: unknown): ManifestParseResult {
+  try {
+    return validate(raw);
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : 'unknown error';
+    return { ok: false, errors: [{ path: '', message: `could not validate the manifest: ${detail}` }] };
+  }
+}
+
+/** Line and column (both 1-based) of a UTF-16 offset in `text`. */
+function lineColumn(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, Math.max(0, Math.min(offset, text.length)));
+  const lines = before.split(/\r\n|\r|\n/);
+  return { line: lines.length, column: (lines.at(-1)?.length ?? 0) + 1 };
+}
+
+/** Where V8 says a JSON syntax error is, as line/column; the end of the text when it does not say. */
+function syntaxErrorLocation(text: string, message: string): { line: number; column: number } {
+  const lineCol = /line (\d+) column (\d+)/.exec(message);
+  if (lineCol) return { line: Number(lineCol[1]), column: Number(lineCol[2]) };
+  const position = /position (\d+)/.exec(message);
+  return lineColumn(text, position ? Number(position[1]) : text.length);
+}
+
+/**
+ * Parses manifest JSON text, then validates it like `parseManifest`. A JSON syntax error is
+ * one error at path `""` naming the line and column (and `source`, e.g. a file name, when
+ * given). A leading byte-order mark is ignored. Never throws.
+ */
+export function parseManifestText(text: string, source?: string): ManifestParseResult {
+  const where = source === undefined || source === '' ? '' : ` in ${source}`;
+  if (typeof text !== 'string') {
+    return { ok: false, errors: [{ path: '', message: `expected manifest JSON text${where}, found ${typeof text}` }] };
+  }
+  const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(body);
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : 'invalid JSON';
+    const { line, column } = syntaxErrorLocation(body, detail);
+    return {
+      ok: false,
+      errors: [{ path: '', message: `invalid JSON${where} at line ${line}, column ${column}: ${detail}` }],
+    };
+  }
+  return parseManifest(raw);
+}
