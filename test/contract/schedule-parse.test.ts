@@ -51,7 +51,8 @@ describe('parseSchedule: fields', () => {
       const a = cron(shortcut);
       const b = cron(expanded);
       expect(a.source).toBe(shortcut);
-      for (const f of ['minutes', 'hours', 'doms', 'months', 'dows'] as const) expect(set(a[f])).toEqual(set(b[f]));
+      for (const f of ['minutes', 'hours', 'doms', 'months', 'dows'] as const)
+        expect(set(a[f])).toEqual(set(b[f]));
       expect(a.fixedTime).toBe(b.fixedTime);
     }
   });
@@ -94,9 +95,12 @@ describe('parseSchedule: @every', () => {
     expect(error(expr)).toMatch(/at least 60s/);
   });
 
-  it.each(['@every', '@every 5', '@every 5d', '@every m5', '@every 30m1h', '@every -5m'])('rejects malformed %s', (expr) => {
-    expect(error(expr)).toMatch(/not a valid @every interval/);
-  });
+  it.each(['@every', '@every 5', '@every 5d', '@every m5', '@every 30m1h', '@every -5m'])(
+    'rejects malformed %s',
+    (expr) => {
+      expect(error(expr)).toMatch(/not a valid @every interval/);
+    },
+  );
 });
 
 describe('parseSchedule: errors name the field and the value', () => {
@@ -126,9 +130,12 @@ describe('parseSchedule: errors name the field and the value', () => {
     expect(error(expr)).toMatch(pattern);
   });
 
-  it.each(['0 0 30 2 *', '0 0 31 4,6,9,11 *', '0 0 31 2,4 *', '0 0 30,31 FEB *'])('rejects never-firing %s', (expr) => {
-    expect(error(expr)).toMatch(/can never fire/);
-  });
+  it.each(['0 0 30 2 *', '0 0 31 4,6,9,11 *', '0 0 31 2,4 *', '0 0 30,31 FEB *'])(
+    'rejects never-firing %s',
+    (expr) => {
+      expect(error(expr)).toMatch(/can never fire/);
+    },
+  );
 
   it('accepts rare but possible days (Feb 29, the 31st of a long month)', () => {
     expect(parseSchedule('0 0 29 2 *').ok).toBe(true);
@@ -138,6 +145,50 @@ describe('parseSchedule: errors name the field and the value', () => {
   });
 
   it('never throws on non-string input', () => {
-    expect(parseSchedule(42 as unknown as string)).toEqual({ ok: false, error: 'schedule must be a string' });
+    expect(parseSchedule(42 as unknown as string)).toEqual({
+      ok: false,
+      error: 'schedule must be a string',
+    });
+  });
+});
+
+describe('parseSchedule agrees with cron-parser on field expansion', () => {
+  it('for random expressions (names, ranges, steps, lists)', async () => {
+    const fc = (await import('fast-check')).default;
+    const { CronExpressionParser } = await import('cron-parser');
+    const { cronExpression } = await import('../helpers/oracle.js');
+    const norm = (v: readonly (number | string)[], sunday7 = false): number[] =>
+      [...new Set(v.map((x) => (sunday7 && x === 7 ? 0 : Number(x))))].sort((a, b) => a - b);
+    fc.assert(
+      fc.property(cronExpression(false), (expr) => {
+        const ours = parseSchedule(expr);
+        let theirs;
+        try {
+          theirs = CronExpressionParser.parse(expr, { strict: false }).fields;
+        } catch {
+          return; // cron-parser rejects some forms we accept (e.g. never-firing checks differ)
+        }
+        if (!ours.ok) {
+          // the only expressions we reject that cron-parser accepts are the never-firing ones
+          expect(ours.error).toMatch(/can never fire/);
+          return;
+        }
+        const s = ours.schedule as CronSpec;
+        expect(set(s.minutes)).toEqual(norm(theirs.minute.values));
+        expect(set(s.hours)).toEqual(norm(theirs.hour.values));
+        // cron-parser drops days that no selected month has (e.g. 31 with April only)
+        const longest = Math.max(
+          ...set(s.months).map(
+            (m) => [0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m] as number,
+          ),
+        );
+        expect(set(s.doms).filter((d) => d <= longest)).toEqual(
+          norm(theirs.dayOfMonth.values.filter((d) => d !== 'L')),
+        );
+        expect(set(s.months)).toEqual(norm(theirs.month.values));
+        expect(set(s.dows)).toEqual(norm(theirs.dayOfWeek.values, true));
+      }),
+      { numRuns: 500 },
+    );
   });
 });
