@@ -4,29 +4,18 @@
  * contract's `parseManifest`, so a code-declared app and a JSON manifest can
  * never disagree.
  */
-import { parseManifest, type Manifest } from '../contract/manifest/index.js';
+import {
+  parseManifest,
+  type HttpMethod,
+  type Manifest,
+  type PolicyInput,
+} from '../contract/manifest/index.js';
 
 /** HTTP methods a job may use (SPEC §2). */
-export type JobMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type JobMethod = HttpMethod;
 
-/** Retry policy, as in the manifest (snake_case, SPEC §2). */
-export interface RetriesInput {
-  max_attempts?: number;
-  min_seconds?: number;
-  max_seconds?: number;
-}
-
-/** Job policy, as in the manifest (snake_case, SPEC §2 and the §8 extensions). */
-export interface PolicyInput {
-  concurrency?: 'Allow' | 'Forbid' | 'Replace' | 'Enqueue';
-  concurrency_scope?: 'host' | 'global';
-  timeout_seconds?: number;
-  retries?: RetriesInput;
-  max_concurrent?: number;
-  queue_max?: number;
-  catchup?: { mode?: 'none' | 'latest' | 'all'; window_seconds?: number; max_runs?: number };
-  jitter?: { stable_seconds?: number; random_seconds?: number };
-}
+/** Job policy exactly as written in a manifest (snake_case, SPEC §2 and the §8 extensions). */
+export type { PolicyInput };
 
 /** Common fields of a job declaration. */
 interface JobBase {
@@ -159,7 +148,11 @@ export class AppBuilder {
   toManifest(): Manifest {
     const { raw, errors } = this.toRawManifest();
     const parsed = parseManifest(raw);
-    const all = parsed.ok ? errors : [...errors, ...parsed.errors];
+    // The builder's own message is more specific than "required field is missing" at the same path.
+    const known = new Set(errors.map((e) => e.path));
+    const all = parsed.ok
+      ? errors
+      : [...errors, ...parsed.errors.filter((e) => !known.has(e.path))];
     if (!parsed.ok || all.length > 0) throw new InvalidManifestError(this.name, all);
     return parsed.manifest;
   }

@@ -21,7 +21,6 @@ export {
   type JobDeclaration,
   type JobMethod,
   type PolicyInput,
-  type RetriesInput,
   type BuildError,
 } from './app.js';
 export { manifestHandler, MANIFEST_PATH, type ManifestHandlerOptions } from './handler.js';

@@ -34,11 +34,9 @@ function waitForListening(proc: ChildProcess, timeoutMs: number): Promise<void> 
       () => reject(new Error(`server did not start in ${timeoutMs} ms:\n${output.join('')}`)),
       timeoutMs,
     );
-    proc.stdout?.on('data', (chunk: Buffer) => {
-      if (
-        chunk.toString().includes('"event":"listening"') ||
-        output.join('').includes('"event":"listening"')
-      ) {
+    // Registered after the listener that appends to `output`, so `output` is current here.
+    proc.stdout?.on('data', () => {
+      if (output.join('').includes('"event":"listening"')) {
         clearTimeout(timer);
         resolve();
       }

@@ -10,7 +10,12 @@ const now = () => NOW;
 
 function signedRequest(
   url: string,
-  init: { method?: string; body?: string | Uint8Array; secret?: string; t?: number } = {},
+  init: {
+    method?: string;
+    body?: string | Uint8Array<ArrayBuffer>;
+    secret?: string;
+    t?: number;
+  } = {},
 ): Request {
   const u = new URL(url);
   const method = init.method ?? 'POST';

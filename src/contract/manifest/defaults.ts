@@ -46,7 +46,11 @@ export const LIMITS = {
   maxAttempts: { min: 1, max: 10 },
   minSeconds: { min: 0 },
   maxSeconds: { min: 1 },
-  secretRefs: { min: 1, max: 8 },
+  /**
+   * SPEC §2 says 1..8 with default `[]`; an explicit empty list is accepted (same as absent) so
+   * that every normalized manifest, whose canonical form writes `"secret_refs":[]`, parses again.
+   */
+  secretRefs: { min: 0, max: 8 },
   maxConcurrent: { min: 1, max: 1024 },
   queueMax: { min: 0, max: 10_000 },
   catchupWindowSeconds: { min: 0 },

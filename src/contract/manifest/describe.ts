@@ -111,6 +111,7 @@ export function describeSchema(node: unknown): string {
       return 'a boolean (true or false)';
     case 'array': {
       const { minItems: min, maxItems: max } = schema;
+      if (min === 0 && typeof max === 'number') return `an array of at most ${max} entries`;
       if (typeof min === 'number' && typeof max === 'number') return `an array of ${min} to ${max} entries`;
       if (typeof min === 'number') return `an array of at least ${min} entries`;
       return 'an array';
