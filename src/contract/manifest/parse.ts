@@ -2,6 +2,7 @@
  * `parseManifest` / `parseManifestText`: validate an untrusted value (structure, then semantic
  * rules), report every problem at once, and return the normalized manifest when there is none.
  */
+import { locateJsonSyntaxError } from './json-location.js';
 import { checkSemantics } from './semantic.js';
 import { checkStructure, MAX_ERRORS } from './structural.js';
 import { normalizeManifest } from './normalize.js';
@@ -67,21 +68,6 @@ export function parseManifest(raw: unknown): ManifestParseResult {
   }
 }
 
-/** Line and column (both 1-based) of a UTF-16 offset in `text`. */
-function lineColumn(text: string, offset: number): { line: number; column: number } {
-  const before = text.slice(0, Math.max(0, Math.min(offset, text.length)));
-  const lines = before.split(/\r\n|\r|\n/);
-  return { line: lines.length, column: (lines.at(-1)?.length ?? 0) + 1 };
-}
-
-/** Where V8 says a JSON syntax error is, as line/column; the end of the text when it does not say. */
-function syntaxErrorLocation(text: string, message: string): { line: number; column: number } {
-  const lineCol = /line (\d+) column (\d+)/.exec(message);
-  if (lineCol) return { line: Number(lineCol[1]), column: Number(lineCol[2]) };
-  const position = /position (\d+)/.exec(message);
-  return lineColumn(text, position ? Number(position[1]) : text.length);
-}
-
 /**
  * Parses manifest JSON text, then validates it like `parseManifest`. A JSON syntax error is
  * one error at path `""` naming the line and column (and `source`, e.g. a file name, when
@@ -97,12 +83,12 @@ export function parseManifestText(text: string, source?: string): ManifestParseR
   try {
     raw = JSON.parse(body);
   } catch (err) {
-    const detail = err instanceof Error ? err.message : 'invalid JSON';
-    const { line, column } = syntaxErrorLocation(body, detail);
-    return {
-      ok: false,
-      errors: [{ path: '', message: `invalid JSON${where} at line ${line}, column ${column}: ${detail}` }],
-    };
+    const problem = locateJsonSyntaxError(body);
+    const message =
+      problem === null
+        ? `invalid JSON${where}: ${err instanceof Error ? err.message : 'syntax error'}`
+        : `invalid JSON${where} at line ${problem.line}, column ${problem.column}: ${problem.reason}`;
+    return { ok: false, errors: [{ path: '', message }] };
   }
   return parseManifest(raw);
 }
