@@ -53,7 +53,9 @@ export async function benchSchedules(timeMs = 400): Promise<ScheduleRow[]> {
 
       // croner with classic (OR) day matching, as cronix
       // croner's fastest UTC path is no `timezone` at all in a process whose local zone is UTC
-      const localIsUtc = new Date(START).getTimezoneOffset() === 0 && new Date(START + 182 * 86_400_000).getTimezoneOffset() === 0;
+      const localIsUtc =
+        new Date(START).getTimezoneOffset() === 0 &&
+        new Date(START + 182 * 86_400_000).getTimezoneOffset() === 0;
       const job =
         zone === 'UTC' && localIsUtc
           ? new Cron(expr, { domAndDow: false, paused: true })
@@ -68,7 +70,8 @@ export async function benchSchedules(timeMs = 400): Promise<ScheduleRow[]> {
       let it = CronExpressionParser.parse(expr, { currentDate: new Date(START), tz: zone });
       let k = 0;
       bench.add('cron-parser', () => {
-        if (++k % RESTART_EVERY === 0) it = CronExpressionParser.parse(expr, { currentDate: new Date(START), tz: zone });
+        if (++k % RESTART_EVERY === 0)
+          it = CronExpressionParser.parse(expr, { currentDate: new Date(START), tz: zone });
         it.next();
       });
 
@@ -78,7 +81,13 @@ export async function benchSchedules(timeMs = 400): Promise<ScheduleRow[]> {
         const result = task?.result as { throughput?: { mean: number }; hz?: number } | undefined;
         return Math.round(result?.throughput?.mean ?? result?.hz ?? 0);
       };
-      rows.push({ schedule: expr, zone, cronix: hz('cronix'), croner: hz('croner'), cronParser: hz('cron-parser') });
+      rows.push({
+        schedule: expr,
+        zone,
+        cronix: hz('cronix'),
+        croner: hz('croner'),
+        cronParser: hz('cron-parser'),
+      });
     }
   }
   return rows;

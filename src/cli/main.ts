@@ -15,7 +15,9 @@ const outputOption = (): Option =>
 
 function build(): Command {
   const program = new Command('cronix')
-    .description('Run periodic jobs across one host or a fleet without double-running or silently missing them.')
+    .description(
+      'Run periodic jobs across one host or a fleet without double-running or silently missing them.',
+    )
     .version(pkg.version, '-V, --version', 'print the version')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
@@ -38,18 +40,28 @@ function build(): Command {
     .option('--from <instant>', 'reference instant, RFC 3339 or Unix seconds (default: now)')
     .option('-n, --count <count>', 'how many fires to print', '1')
     .addOption(outputOption())
-    .action(async (schedule: string, opts: { tz: string; from?: string; count: string; output: string }) => {
-      const { nextCommand } = await import('./commands/next.js');
-      const format = outputFormat(opts.output);
-      process.exitCode = nextCommand(schedule, { tz: opts.tz, from: opts.from, n: opts.count, output: format }, Date.now());
-    });
+    .action(
+      async (
+        schedule: string,
+        opts: { tz: string; from?: string; count: string; output: string },
+      ) => {
+        const { nextCommand } = await import('./commands/next.js');
+        const format = outputFormat(opts.output);
+        process.exitCode = nextCommand(
+          schedule,
+          { tz: opts.tz, from: opts.from, n: opts.count, output: format },
+          Date.now(),
+        );
+      },
+    );
 
   program
     .command('version')
     .description('print the version')
     .addOption(outputOption())
     .action((opts: { output: string }) => {
-      if (outputFormat(opts.output) === 'json') process.stdout.write(`${JSON.stringify({ version: pkg.version })}\n`);
+      if (outputFormat(opts.output) === 'json')
+        process.stdout.write(`${JSON.stringify({ version: pkg.version })}\n`);
       else process.stdout.write(`cronix ${pkg.version}\n`);
     });
 
@@ -71,7 +83,9 @@ async function main(argv: string[]): Promise<void> {
       process.exitCode = EXIT.usage;
       return;
     }
-    process.stderr.write(`error: internal error: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(
+      `error: internal error: ${err instanceof Error ? err.message : String(err)}\n`,
+    );
     process.exitCode = EXIT.error;
   }
 }

@@ -14,14 +14,26 @@ export async function loadManifestFile(path: string): Promise<ManifestParseResul
   try {
     const bytes = await readFile(path);
     if (bytes.byteLength > MAX_MANIFEST_BYTES) {
-      return { ok: false, errors: [{ path: '', message: `manifest file ${path} is larger than 10 MiB` }] };
+      return {
+        ok: false,
+        errors: [{ path: '', message: `manifest file ${path} is larger than 10 MiB` }],
+      };
     }
     text = bytes.toString('utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
     const reason =
-      code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : code;
-    return { ok: false, errors: [{ path: '', message: `cannot read manifest file ${path}: ${reason}` }] };
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : code === 'EISDIR'
+            ? 'is a directory'
+            : code;
+    return {
+      ok: false,
+      errors: [{ path: '', message: `cannot read manifest file ${path}: ${reason}` }],
+    };
   }
   return parseManifestText(text, path);
 }

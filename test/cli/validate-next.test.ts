@@ -14,7 +14,13 @@ function file(name: string, content: unknown): string {
 const valid = {
   version: 1,
   app: 'billing',
-  jobs: [{ name: 'settle', schedule: '*/10 * * * *', request: { url: 'https://billing.internal/settle' } }],
+  jobs: [
+    {
+      name: 'settle',
+      schedule: '*/10 * * * *',
+      request: { url: 'https://billing.internal/settle' },
+    },
+  ],
 };
 
 describe('cronix validate', () => {
@@ -34,15 +40,31 @@ describe('cronix validate', () => {
       app: 'Billing',
       jobs: [
         { name: 'a', schedule: '61 * * * *', request: { url: 'ftp://x' }, extra: true },
-        { name: 'a', schedule: '@daily', request: { url: 'https://x.example.com' }, policy: { timeout_seconds: 0 } },
+        {
+          name: 'a',
+          schedule: '@daily',
+          request: { url: 'https://x.example.com' },
+          policy: { timeout_seconds: 0 },
+        },
       ],
     });
     const json = cronix(['validate', path, '-o', 'json']);
     expect(json.status).toBe(1);
-    const out = JSON.parse(json.stdout) as { valid: boolean; errors: { path: string; message: string }[] };
+    const out = JSON.parse(json.stdout) as {
+      valid: boolean;
+      errors: { path: string; message: string }[];
+    };
     expect(out.valid).toBe(false);
     const paths = out.errors.map((e) => e.path);
-    for (const p of ['version', 'app', 'jobs/0/schedule', 'jobs/0/request/url', 'jobs/0/extra', 'jobs/1/name', 'jobs/1/policy/timeout_seconds']) {
+    for (const p of [
+      'version',
+      'app',
+      'jobs/0/schedule',
+      'jobs/0/request/url',
+      'jobs/0/extra',
+      'jobs/1/name',
+      'jobs/1/policy/timeout_seconds',
+    ]) {
       expect(paths).toContain(p);
     }
     const human = cronix(['validate', path]);
@@ -70,7 +92,18 @@ describe('cronix validate', () => {
 
 describe('cronix next', () => {
   it('prints the JSON shape of SPEC §3', () => {
-    const r = cronix(['next', '30 2 * * *', '--tz', 'Europe/Berlin', '--from', '2026-03-28T12:00:00Z', '-n', '2', '-o', 'json']);
+    const r = cronix([
+      'next',
+      '30 2 * * *',
+      '--tz',
+      'Europe/Berlin',
+      '--from',
+      '2026-03-28T12:00:00Z',
+      '-n',
+      '2',
+      '-o',
+      'json',
+    ]);
     expect(r.status).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({
       schedule: '30 2 * * *',
@@ -85,7 +118,9 @@ describe('cronix next', () => {
   it('accepts Unix seconds for --from and prints fires strictly after it', () => {
     const r = cronix(['next', '*/15 * * * *', '--from', '1767225600', '-n', '2']);
     expect(r.status).toBe(0);
-    expect(r.stdout).toBe('2026-01-01T00:15:00Z  2026-01-01T00:15:00+00:00\n2026-01-01T00:30:00Z  2026-01-01T00:30:00+00:00\n');
+    expect(r.stdout).toBe(
+      '2026-01-01T00:15:00Z  2026-01-01T00:15:00+00:00\n2026-01-01T00:30:00Z  2026-01-01T00:30:00+00:00\n',
+    );
   });
 
   it('defaults --from to now', () => {
@@ -117,9 +152,12 @@ describe('cronix version and help', () => {
     expect(cronix(['version']).stdout).toMatch(/^cronix \d+\.\d+\.\d+/);
   });
 
-  it.each([['--help'], ['validate', '--help'], ['next', '--help'], ['version', '--help']])('%s exits 0 with usage', (...args) => {
-    const r = cronix(args);
-    expect(r.status).toBe(0);
-    expect(r.stdout).toMatch(/Usage: cronix/);
-  });
+  it.each([['--help'], ['validate', '--help'], ['next', '--help'], ['version', '--help']])(
+    '%s exits 0 with usage',
+    (...args) => {
+      const r = cronix(args);
+      expect(r.status).toBe(0);
+      expect(r.stdout).toMatch(/Usage: cronix/);
+    },
+  );
 });

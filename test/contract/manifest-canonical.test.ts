@@ -34,7 +34,12 @@ const fullJob: Record<string, Json> = {
     concurrency_scope: 'global',
     concurrency: 'Enqueue',
   },
-  request: { body: '{"x":"é\\u2028"}', headers: { 'X-B': '2', 'X-A': '1' }, url: 'https://x.example.com/a?b=1', method: 'PUT' },
+  request: {
+    body: '{"x":"é\\u2028"}',
+    headers: { 'X-B': '2', 'X-A': '1' },
+    url: 'https://x.example.com/a?b=1',
+    method: 'PUT',
+  },
   timezone: 'Europe/Berlin',
   schedules: ['0 2 * * *', '30 14 * * 1-5'],
   name: 'full',
@@ -76,7 +81,9 @@ describe('canonical form', () => {
   });
 
   it('leaves absent and empty extension objects out, so v1 bytes stay v1', () => {
-    expect(canonical(manifestWith({ 'jobs/0/policy/catchup': {}, 'jobs/0/policy/jitter': {} }))).toBe(BASE_CANONICAL);
+    expect(
+      canonical(manifestWith({ 'jobs/0/policy/catchup': {}, 'jobs/0/policy/jitter': {} })),
+    ).toBe(BASE_CANONICAL);
   });
 
   it('writes only the extension sub-fields that were set, in the defined order', () => {
@@ -85,22 +92,33 @@ describe('canonical form', () => {
       'jobs/0/policy/catchup/window_seconds': 0,
       'jobs/0/enabled': true,
     });
-    expect(canonical(m)).toContain('"max_seconds":60},"catchup":{"window_seconds":0},"jitter":{"random_seconds":0}},"auth"');
+    expect(canonical(m)).toContain(
+      '"max_seconds":60},"catchup":{"window_seconds":0},"jitter":{"random_seconds":0}},"auth"',
+    );
     expect(canonical(m)).toMatch(/"auth":\{"secret_refs":\[\]\},"enabled":true\}\]\}$/);
   });
 
   it('rewrites schedule as schedules and keeps the order of schedules', () => {
-    const m = manifestWith({ 'jobs/0/schedule': undefined, 'jobs/0/schedules': ['@daily', '@hourly', '0 3 * * *'] });
+    const m = manifestWith({
+      'jobs/0/schedule': undefined,
+      'jobs/0/schedules': ['@daily', '@hourly', '0 3 * * *'],
+    });
     expect(canonical(m)).toContain('"schedules":["@daily","@hourly","0 3 * * *"]');
   });
 
   it('sorts jobs by name and headers by code unit', () => {
-    const job = (name: string): Json => ({ name, schedule: '@daily', request: { url: 'https://x.example.com' } });
+    const job = (name: string): Json => ({
+      name,
+      schedule: '@daily',
+      request: { url: 'https://x.example.com' },
+    });
     const m = { version: 1, app: 'app', jobs: [job('b'), job('a-2'), job('a'), job('a-10')] };
     expect(expectValid(m).jobs.map((j) => j.name)).toEqual(['a', 'a-10', 'a-2', 'b']);
     const headers = { b: '1', C: '2', a: '3', '10': '4', '2': '5', 'Z-z': '6', __proto__x: '7' };
     const c = canonical(manifestWith({ 'jobs/0/request/headers': headers }));
-    expect(c).toContain('"headers":{"10":"4","2":"5","C":"2","Z-z":"6","__proto__x":"7","a":"3","b":"1"}');
+    expect(c).toContain(
+      '"headers":{"10":"4","2":"5","C":"2","Z-z":"6","__proto__x":"7","a":"3","b":"1"}',
+    );
   });
 
   it('keeps a header named __proto__ as a header', () => {
@@ -116,14 +134,22 @@ describe('canonical form', () => {
     const reversed = (value: Json): Json => {
       if (Array.isArray(value)) return value.map(reversed);
       if (value === null || typeof value !== 'object') return value;
-      return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reversed(v)]));
+      return Object.fromEntries(
+        Object.entries(value)
+          .reverse()
+          .map(([k, v]) => [k, reversed(v)]),
+      );
     };
     const m = { version: 1, app: 'app', jobs: [fullJob, ...(baseManifest()['jobs'] as Json[])] };
     expect(canonical(reversed(m))).toBe(canonical(m));
   });
 
   it('sorts jobs and headers of a manifest built in code, without mutating it', () => {
-    const parsed = expectValid({ version: 1, app: 'app', jobs: [fullJob, ...(baseManifest()['jobs'] as Json[])] });
+    const parsed = expectValid({
+      version: 1,
+      app: 'app',
+      jobs: [fullJob, ...(baseManifest()['jobs'] as Json[])],
+    });
     const built: Manifest = { ...parsed, jobs: [...parsed.jobs].reverse() };
     expect(canonicalize(built)).toBe(canonicalize(parsed));
     expect(built.jobs.map((j) => j.name)).toEqual(['full', 'a']);

@@ -27,7 +27,10 @@ interface InvalidVector {
 
 type Vector = ValidVector | InvalidVector;
 
-const file = JSON.parse(readFileSync(vectorsPath, 'utf8')) as { version: number; vectors: Vector[] };
+const file = JSON.parse(readFileSync(vectorsPath, 'utf8')) as {
+  version: number;
+  vectors: Vector[];
+};
 
 describe('manifest conformance vectors', () => {
   it('has the 29 vectors of protocol version 1', () => {

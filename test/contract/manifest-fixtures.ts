@@ -3,7 +3,11 @@
  * assertions on parse results.
  */
 import { expect } from 'vitest';
-import { parseManifest, type Manifest, type ManifestError } from '../../src/contract/manifest/index.js';
+import {
+  parseManifest,
+  type Manifest,
+  type ManifestError,
+} from '../../src/contract/manifest/index.js';
 
 /** A JSON-like value. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -28,11 +32,15 @@ export function segmentsOf(path: string): string[] {
 }
 
 /** Own-property lookup along segments; `{ found: false }` as soon as one is missing. */
-export function lookup(root: unknown, segments: readonly string[]): { found: boolean; value: unknown } {
+export function lookup(
+  root: unknown,
+  segments: readonly string[],
+): { found: boolean; value: unknown } {
   let current: unknown = root;
   for (const segment of segments) {
     if (typeof current !== 'object' || current === null) return { found: false, value: undefined };
-    if (!Object.prototype.hasOwnProperty.call(current, segment)) return { found: false, value: undefined };
+    if (!Object.prototype.hasOwnProperty.call(current, segment))
+      return { found: false, value: undefined };
     current = (current as Record<string, unknown>)[segment];
   }
   return { found: true, value: current };
@@ -59,11 +67,19 @@ export function setPath(root: Record<string, Json>, path: string, value: Json | 
   const last = parts.at(-1) ?? '';
   const target = current as Record<string, Json>;
   if (value === undefined) delete target[last];
-  else Object.defineProperty(target, last, { value, enumerable: true, writable: true, configurable: true });
+  else
+    Object.defineProperty(target, last, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
 }
 
 /** The base manifest with the given paths set. */
-export function manifestWith(changes: Readonly<Record<string, Json | undefined>>): Record<string, Json> {
+export function manifestWith(
+  changes: Readonly<Record<string, Json | undefined>>,
+): Record<string, Json> {
   const m = baseManifest();
   for (const [path, value] of Object.entries(changes)) setPath(m, path, value);
   return m;
@@ -72,14 +88,16 @@ export function manifestWith(changes: Readonly<Record<string, Json | undefined>>
 /** Parses and expects success. */
 export function expectValid(raw: unknown): Manifest {
   const result = parseManifest(raw);
-  if (!result.ok) expect.fail(`expected a valid manifest, got ${JSON.stringify(result.errors, null, 2)}`);
+  if (!result.ok)
+    expect.fail(`expected a valid manifest, got ${JSON.stringify(result.errors, null, 2)}`);
   return result.manifest;
 }
 
 /** Parses and expects failure; returns the errors. */
 export function expectInvalid(raw: unknown): ManifestError[] {
   const result = parseManifest(raw);
-  if (result.ok) expect.fail(`expected errors, got a valid manifest: ${JSON.stringify(result.manifest)}`);
+  if (result.ok)
+    expect.fail(`expected errors, got a valid manifest: ${JSON.stringify(result.manifest)}`);
   return result.errors;
 }
 

@@ -76,7 +76,11 @@ describe('change hash', () => {
   });
 
   it('does not change when explicit defaults replace absent fields', () => {
-    const explicit = mutated('jobs/0/policy/retries', { max_attempts: 3, min_seconds: 1, max_seconds: 60 });
+    const explicit = mutated('jobs/0/policy/retries', {
+      max_attempts: 3,
+      min_seconds: 1,
+      max_seconds: 60,
+    });
     setPath(explicit, 'jobs/0/timezone', 'UTC');
     setPath(explicit, 'jobs/0/request/method', 'POST');
     expect(hashOf(explicit)).toBe(hashOf(fixture()));
@@ -113,8 +117,12 @@ describe('change hash', () => {
   });
 
   it('changes with the schedule index, and only the selected schedule matters', () => {
-    expect(hashOf(fixture(), 'settle-invoices', 0)).not.toBe(hashOf(fixture(), 'settle-invoices', 1));
-    expect(hashOf(mutated('jobs/0/schedules/1', '@hourly'), 'settle-invoices', 0)).toBe(hashOf(fixture()));
+    expect(hashOf(fixture(), 'settle-invoices', 0)).not.toBe(
+      hashOf(fixture(), 'settle-invoices', 1),
+    );
+    expect(hashOf(mutated('jobs/0/schedules/1', '@hourly'), 'settle-invoices', 0)).toBe(
+      hashOf(fixture()),
+    );
   });
 
   it('does not change when another job changes', () => {

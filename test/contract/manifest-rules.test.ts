@@ -37,7 +37,12 @@ const rows: Row[] = [
   { path: 'app', value: name63, ok: true },
   { path: 'app', value: `${name63}c`, ok: false },
   { path: 'app', value: 'a-1-', ok: true },
-  { path: 'app', value: 'Billing', ok: false, message: ['^[a-z][a-z0-9-]{0,62}$', 'found "Billing"'] },
+  {
+    path: 'app',
+    value: 'Billing',
+    ok: false,
+    message: ['^[a-z][a-z0-9-]{0,62}$', 'found "Billing"'],
+  },
   { path: 'app', value: '1app', ok: false },
   { path: 'app', value: 'my_app', ok: false },
   { path: 'app', value: '', ok: false },
@@ -56,44 +61,98 @@ const rows: Row[] = [
   { path: `${J}/name`, value: undefined, ok: false, message: ['required field is missing'] },
   // schedules
   { path: `${J}/schedule`, value: 5, ok: false, message: ['expected a string', 'found 5'] },
-  { path: `${J}/schedules`, value: [], ok: false, also: { [`${J}/schedule`]: undefined }, message: ['1 to 64'] },
-  { path: `${J}/schedules/0`, value: 5, ok: false, also: { [`${J}/schedule`]: undefined, [`${J}/schedules`]: [] } },
+  {
+    path: `${J}/schedules`,
+    value: [],
+    ok: false,
+    also: { [`${J}/schedule`]: undefined },
+    message: ['1 to 64'],
+  },
+  {
+    path: `${J}/schedules/0`,
+    value: 5,
+    ok: false,
+    also: { [`${J}/schedule`]: undefined, [`${J}/schedules`]: [] },
+  },
   // timezone
   { path: `${J}/timezone`, value: 'Europe/Paris', ok: true },
   { path: `${J}/timezone`, value: 3, ok: false, message: ['expected a string'] },
   // request
   { path: `${J}/request`, value: undefined, ok: false, message: ['required field is missing'] },
-  { path: `${J}/request`, value: [], ok: false, message: ['expected an object', 'found an empty array'] },
+  {
+    path: `${J}/request`,
+    value: [],
+    ok: false,
+    message: ['expected an object', 'found an empty array'],
+  },
   { path: `${J}/request/url`, value: undefined, ok: false, message: ['required field is missing'] },
   { path: `${J}/request/url`, value: 42, ok: false },
-  ...['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((m): Row => ({ path: `${J}/request/method`, value: m, ok: true })),
-  { path: `${J}/request/method`, value: 'get', ok: false, message: ['"GET", "POST"', 'found "get"'] },
+  ...['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((m): Row => ({
+    path: `${J}/request/method`,
+    value: m,
+    ok: true,
+  })),
+  {
+    path: `${J}/request/method`,
+    value: 'get',
+    ok: false,
+    message: ['"GET", "POST"', 'found "get"'],
+  },
   { path: `${J}/request/method`, value: 'TRACE', ok: false },
   { path: `${J}/request/headers`, value: {}, ok: true },
   { path: `${J}/request/headers`, value: [], ok: false, message: ['expected an object'] },
   { path: `${J}/request/headers/X-Ok`, value: 'v', ok: true },
   { path: `${J}/request/headers/X-Num`, value: 5, ok: false, message: ['found 5'] },
-  { path: `${J}/request/headers/a b`, value: 'v', ok: false, message: ['HTTP token', 'found "a b"'] },
+  {
+    path: `${J}/request/headers/a b`,
+    value: 'v',
+    ok: false,
+    message: ['HTTP token', 'found "a b"'],
+  },
   { path: `${J}/request/headers/a:b`, value: 'v', ok: false },
   { path: `${J}/request/headers/`, value: 'v', ok: false },
-  { path: `${J}/request/headers/X-V`, value: 'a\r\nb', ok: false, message: ['without CR, LF or NUL', 'CR'] },
+  {
+    path: `${J}/request/headers/X-V`,
+    value: 'a\r\nb',
+    ok: false,
+    message: ['without CR, LF or NUL', 'CR'],
+  },
   { path: `${J}/request/headers/X-V`, value: 'a\nb', ok: false, message: ['LF'] },
   { path: `${J}/request/headers/X-V`, value: 'a\u0000b', ok: false, message: ['NUL'] },
   { path: `${J}/request/headers/X-V`, value: 'tab\there ünïcode', ok: true },
   { path: `${J}/request/body`, value: '{"a":1}', ok: true },
-  { path: `${J}/request/body`, value: { a: 1 }, ok: false, message: ['expected a string', 'found an object'] },
+  {
+    path: `${J}/request/body`,
+    value: { a: 1 },
+    ok: false,
+    message: ['expected a string', 'found an object'],
+  },
   // policy
   { path: P, value: {}, ok: true },
   { path: P, value: 'Forbid', ok: false },
-  ...['Allow', 'Forbid', 'Replace', 'Enqueue'].map((c): Row => ({ path: `${P}/concurrency`, value: c, ok: true })),
+  ...['Allow', 'Forbid', 'Replace', 'Enqueue'].map((c): Row => ({
+    path: `${P}/concurrency`,
+    value: c,
+    ok: true,
+  })),
   { path: `${P}/concurrency`, value: 'forbid', ok: false },
   { path: `${P}/concurrency_scope`, value: 'host', ok: true },
   { path: `${P}/concurrency_scope`, value: 'global', ok: true },
   { path: `${P}/concurrency_scope`, value: 'cluster', ok: false, message: ['"host", "global"'] },
   { path: `${P}/timeout_seconds`, value: 1, ok: true },
   { path: `${P}/timeout_seconds`, value: 600, ok: true },
-  { path: `${P}/timeout_seconds`, value: 0, ok: false, message: ['an integer from 1 to 600', 'found 0'] },
-  { path: `${P}/timeout_seconds`, value: 601, ok: false, message: ['an integer from 1 to 600', 'found 601'] },
+  {
+    path: `${P}/timeout_seconds`,
+    value: 0,
+    ok: false,
+    message: ['an integer from 1 to 600', 'found 0'],
+  },
+  {
+    path: `${P}/timeout_seconds`,
+    value: 601,
+    ok: false,
+    message: ['an integer from 1 to 600', 'found 601'],
+  },
   { path: `${P}/timeout_seconds`, value: 1.5, ok: false, message: ['found 1.5'] },
   { path: `${P}/timeout_seconds`, value: 1e300, ok: false, message: ['found 1e+300'] },
   { path: `${P}/timeout_seconds`, value: '60', ok: false, message: ['found "60"'] },
@@ -104,11 +163,21 @@ const rows: Row[] = [
   { path: `${P}/retries/max_attempts`, value: 11, ok: false },
   { path: `${P}/retries/min_seconds`, value: 0, ok: true },
   { path: `${P}/retries/min_seconds`, value: 60, ok: true },
-  { path: `${P}/retries/min_seconds`, value: -1, ok: false, message: ['an integer of at least 0', 'found -1'] },
+  {
+    path: `${P}/retries/min_seconds`,
+    value: -1,
+    ok: false,
+    message: ['an integer of at least 0', 'found -1'],
+  },
   { path: `${P}/retries/min_seconds`, value: 0.5, ok: false },
   { path: `${P}/retries/max_seconds`, value: 1, ok: true },
   { path: `${P}/retries/max_seconds`, value: 86400, ok: true },
-  { path: `${P}/retries/max_seconds`, value: 0, ok: false, also: { [`${P}/retries/min_seconds`]: 0 } },
+  {
+    path: `${P}/retries/max_seconds`,
+    value: 0,
+    ok: false,
+    also: { [`${P}/retries/min_seconds`]: 0 },
+  },
   // extension fields
   { path: `${P}/max_concurrent`, value: 1, ok: true },
   { path: `${P}/max_concurrent`, value: 1024, ok: true },
@@ -145,20 +214,61 @@ const rows: Row[] = [
   // auth
   { path: `${J}/auth`, value: {}, ok: true },
   { path: `${J}/auth/secret_refs`, value: ['CRON_SECRET'], ok: true },
-  { path: `${J}/auth/secret_refs`, value: ['env:A', 'file:/run/secrets/b', 'raw:x.y-z_1'], ok: true },
+  {
+    path: `${J}/auth/secret_refs`,
+    value: ['env:A', 'file:/run/secrets/b', 'raw:x.y-z_1'],
+    ok: true,
+  },
   { path: `${J}/auth/secret_refs`, value: Array.from({ length: 8 }, (_, i) => `S${i}`), ok: true },
-  { path: `${J}/auth/secret_refs`, value: Array.from({ length: 9 }, (_, i) => `S${i}`), ok: false, message: ['at most 8 entries', 'found an array of 9 entries'] },
+  {
+    path: `${J}/auth/secret_refs`,
+    value: Array.from({ length: 9 }, (_, i) => `S${i}`),
+    ok: false,
+    message: ['at most 8 entries', 'found an array of 9 entries'],
+  },
   // SPEC says 1..8; an empty list is accepted as "none" so canonical forms parse again (docs/manifest.md).
   { path: `${J}/auth/secret_refs`, value: [], ok: true },
   { path: `${J}/auth/secret_refs`, value: [`a${'b'.repeat(127)}`], ok: true },
-  { path: `${J}/auth/secret_refs/0`, value: `a${'b'.repeat(128)}`, ok: false, also: { [`${J}/auth/secret_refs`]: [] } },
-  { path: `${J}/auth/secret_refs/0`, value: '1abc', ok: false, also: { [`${J}/auth/secret_refs`]: [] } },
-  { path: `${J}/auth/secret_refs/0`, value: 'a b', ok: false, also: { [`${J}/auth/secret_refs`]: [] } },
+  {
+    path: `${J}/auth/secret_refs/0`,
+    value: `a${'b'.repeat(128)}`,
+    ok: false,
+    also: { [`${J}/auth/secret_refs`]: [] },
+  },
+  {
+    path: `${J}/auth/secret_refs/0`,
+    value: '1abc',
+    ok: false,
+    also: { [`${J}/auth/secret_refs`]: [] },
+  },
+  {
+    path: `${J}/auth/secret_refs/0`,
+    value: 'a b',
+    ok: false,
+    also: { [`${J}/auth/secret_refs`]: [] },
+  },
   // unknown fields at every level
-  ...['', `${J}/`, `${J}/request/`, `${P}/`, `${P}/retries/`, `${P}/catchup/`, `${P}/jitter/`, `${J}/auth/`].map(
-    (prefix): Row => ({ path: `${prefix}foo`, value: 1, ok: false, message: ['unknown field "foo"'] }),
-  ),
-  { path: `${P}/timeout`, value: 5, ok: false, message: ['unknown field "timeout"', 'did you mean "timeout_seconds"'] },
+  ...[
+    '',
+    `${J}/`,
+    `${J}/request/`,
+    `${P}/`,
+    `${P}/retries/`,
+    `${P}/catchup/`,
+    `${P}/jitter/`,
+    `${J}/auth/`,
+  ].map((prefix): Row => ({
+    path: `${prefix}foo`,
+    value: 1,
+    ok: false,
+    message: ['unknown field "foo"'],
+  })),
+  {
+    path: `${P}/timeout`,
+    value: 5,
+    ok: false,
+    message: ['unknown field "timeout"', 'did you mean "timeout_seconds"'],
+  },
   { path: '__proto__', value: { version: 2 }, ok: false, message: ['unknown field "__proto__"'] },
 ];
 
@@ -185,16 +295,28 @@ describe('manifest structural rules', () => {
   });
 
   it('accepts 256 jobs and rejects 257', () => {
-    const job = (name: string): Json => ({ name, schedule: '@daily', request: { url: 'https://x.example.com' } });
+    const job = (name: string): Json => ({
+      name,
+      schedule: '@daily',
+      request: { url: 'https://x.example.com' },
+    });
     expectValid({ version: 1, app: 'app', jobs: jobNames(256).map(job) });
     const errors = expectInvalid({ version: 1, app: 'app', jobs: jobNames(257).map(job) });
-    expect(errors).toEqual([{ path: 'jobs', message: 'expected an array of 1 to 256 entries, found an array of 257 entries' }]);
+    expect(errors).toEqual([
+      {
+        path: 'jobs',
+        message: 'expected an array of 1 to 256 entries, found an array of 257 entries',
+      },
+    ]);
   });
 
   it('accepts 64 schedules and rejects 65', () => {
-    const schedules = (n: number): Json => Array.from({ length: n }, (_, i) => `${i % 60} ${Math.floor(i / 60)} * * *`);
+    const schedules = (n: number): Json =>
+      Array.from({ length: n }, (_, i) => `${i % 60} ${Math.floor(i / 60)} * * *`);
     expectValid(manifestWith({ [`${J}/schedule`]: undefined, [`${J}/schedules`]: schedules(64) }));
-    const errors = expectInvalid(manifestWith({ [`${J}/schedule`]: undefined, [`${J}/schedules`]: schedules(65) }));
+    const errors = expectInvalid(
+      manifestWith({ [`${J}/schedule`]: undefined, [`${J}/schedules`]: schedules(65) }),
+    );
     expect(errors.map((e) => e.path)).toEqual([`${J}/schedules`]);
   });
 

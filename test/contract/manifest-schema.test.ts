@@ -19,7 +19,9 @@ describe('manifest JSON Schema', () => {
   it('the shipped file is up to date', () => {
     const shipped = readFileSync(schemaPath, 'utf8');
     if (shipped !== renderManifestJsonSchema()) {
-      expect.fail('schema/manifest.schema.json is stale: run `npm run gen:schema` and commit the result');
+      expect.fail(
+        'schema/manifest.schema.json is stale: run `npm run gen:schema` and commit the result',
+      );
     }
   });
 
@@ -40,7 +42,9 @@ describe('manifest JSON Schema', () => {
       Object.values(record).forEach(visit);
     };
     visit(schema);
-    const job = (schema['properties'] as Record<string, Record<string, Record<string, unknown>>>)['jobs']?.['items'];
+    const job = (schema['properties'] as Record<string, Record<string, Record<string, unknown>>>)[
+      'jobs'
+    ]?.['items'];
     expect(job?.['oneOf']).toEqual([{ required: ['schedule'] }, { required: ['schedules'] }]);
   });
 });

@@ -4,7 +4,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_ERRORS, parseManifest } from '../../src/contract/manifest/index.js';
-import { baseManifest, expectInvalid, expectValid, manifestWith, type Json } from './manifest-fixtures.js';
+import {
+  baseManifest,
+  expectInvalid,
+  expectValid,
+  manifestWith,
+  type Json,
+} from './manifest-fixtures.js';
 
 const J = 'jobs/0';
 const R = `${J}/request`;
@@ -20,57 +26,233 @@ interface Row {
 
 const rows: Row[] = [
   // schedule / schedules
-  { title: 'neither schedule nor schedules', changes: { [`${J}/schedule`]: undefined }, path: J, message: ['exactly one of', 'found neither'] },
-  { title: 'both schedule and schedules', changes: { [`${J}/schedules`]: ['@daily'] }, path: J, message: ['found both'] },
-  { title: 'malformed cron', changes: { [`${J}/schedule`]: 'not a cron' }, path: `${J}/schedule`, message: ['invalid schedule', 'not a cron'] },
-  { title: '6 fields', changes: { [`${J}/schedule`]: '0 0 * * * *' }, path: `${J}/schedule`, message: ['expected 5 fields', 'found 6'] },
-  { title: 'never fires', changes: { [`${J}/schedule`]: '0 0 30 2 *' }, path: `${J}/schedule`, message: ['never fire'] },
-  { title: '@every under 60 s', changes: { [`${J}/schedule`]: '@every 30s' }, path: `${J}/schedule` },
+  {
+    title: 'neither schedule nor schedules',
+    changes: { [`${J}/schedule`]: undefined },
+    path: J,
+    message: ['exactly one of', 'found neither'],
+  },
+  {
+    title: 'both schedule and schedules',
+    changes: { [`${J}/schedules`]: ['@daily'] },
+    path: J,
+    message: ['found both'],
+  },
+  {
+    title: 'malformed cron',
+    changes: { [`${J}/schedule`]: 'not a cron' },
+    path: `${J}/schedule`,
+    message: ['invalid schedule', 'not a cron'],
+  },
+  {
+    title: '6 fields',
+    changes: { [`${J}/schedule`]: '0 0 * * * *' },
+    path: `${J}/schedule`,
+    message: ['expected 5 fields', 'found 6'],
+  },
+  {
+    title: 'never fires',
+    changes: { [`${J}/schedule`]: '0 0 30 2 *' },
+    path: `${J}/schedule`,
+    message: ['never fire'],
+  },
+  {
+    title: '@every under 60 s',
+    changes: { [`${J}/schedule`]: '@every 30s' },
+    path: `${J}/schedule`,
+  },
   { title: '@every 60 s', changes: { [`${J}/schedule`]: '@every 60s' }, path: null },
-  { title: 'bad entry of schedules', changes: { [`${J}/schedule`]: undefined, [`${J}/schedules`]: ['@daily', '61 * * * *'] }, path: `${J}/schedules/1` },
+  {
+    title: 'bad entry of schedules',
+    changes: { [`${J}/schedule`]: undefined, [`${J}/schedules`]: ['@daily', '61 * * * *'] },
+    path: `${J}/schedules/1`,
+  },
+  {
+    title: 'duplicate entry of schedules',
+    changes: { [`${J}/schedule`]: undefined, [`${J}/schedules`]: ['@daily', '@hourly', ' @daily'] },
+    path: `${J}/schedules/2`,
+    message: ['duplicate schedule', 'schedules/0'],
+  },
   // time zone
-  { title: 'unknown zone', changes: { [`${J}/timezone`]: 'Mars/Olympus' }, path: `${J}/timezone`, message: ['Mars/Olympus'] },
+  {
+    title: 'unknown zone',
+    changes: { [`${J}/timezone`]: 'Mars/Olympus' },
+    path: `${J}/timezone`,
+    message: ['Mars/Olympus'],
+  },
   { title: 'empty zone', changes: { [`${J}/timezone`]: '' }, path: `${J}/timezone` },
-  { title: 'zone with midnight DST', changes: { [`${J}/timezone`]: 'America/Santiago' }, path: null },
+  {
+    title: 'zone with midnight DST',
+    changes: { [`${J}/timezone`]: 'America/Santiago' },
+    path: null,
+  },
   // URL
-  { title: 'ftp URL', changes: { [`${R}/url`]: 'ftp://x.example.com' }, path: `${R}/url`, message: ['http:// or https://', 'ftp:'] },
-  { title: 'relative URL', changes: { [`${R}/url`]: '/cron/a' }, path: `${R}/url`, message: ['found "/cron/a"'] },
+  {
+    title: 'ftp URL',
+    changes: { [`${R}/url`]: 'ftp://x.example.com' },
+    path: `${R}/url`,
+    message: ['http:// or https://', 'ftp:'],
+  },
+  {
+    title: 'relative URL',
+    changes: { [`${R}/url`]: '/cron/a' },
+    path: `${R}/url`,
+    message: ['found "/cron/a"'],
+  },
   { title: 'not a URL', changes: { [`${R}/url`]: 'https://' }, path: `${R}/url` },
   { title: 'file URL', changes: { [`${R}/url`]: 'file:///etc/passwd' }, path: `${R}/url` },
   { title: 'mailto URL', changes: { [`${R}/url`]: 'mailto:ops@example.com' }, path: `${R}/url` },
-  { title: 'user and password', changes: { [`${R}/url`]: 'https://bob:hunter2@x.example.com/a' }, path: `${R}/url`, message: ['user name or password', '***@x.example.com'] },
-  { title: 'user only', changes: { [`${R}/url`]: 'https://bob@x.example.com/a' }, path: `${R}/url` },
-  { title: 'space in URL', changes: { [`${R}/url`]: 'https://x.example.com/a b' }, path: `${R}/url`, message: ['percent-encode'] },
-  { title: 'trailing newline', changes: { [`${R}/url`]: 'https://x.example.com/\n' }, path: `${R}/url` },
-  { title: 'http with port, query, fragment', changes: { [`${R}/url`]: 'http://127.0.0.1:8080/a?b=c@d#e' }, path: null },
+  {
+    title: 'user and password',
+    changes: { [`${R}/url`]: 'https://bob:hunter2@x.example.com/a' },
+    path: `${R}/url`,
+    message: ['user name or password', '***@x.example.com'],
+  },
+  {
+    title: 'user only',
+    changes: { [`${R}/url`]: 'https://bob@x.example.com/a' },
+    path: `${R}/url`,
+  },
+  {
+    title: 'space in URL',
+    changes: { [`${R}/url`]: 'https://x.example.com/a b' },
+    path: `${R}/url`,
+    message: ['percent-encode'],
+  },
+  {
+    title: 'trailing newline',
+    changes: { [`${R}/url`]: 'https://x.example.com/\n' },
+    path: `${R}/url`,
+  },
+  {
+    title: 'http with port, query, fragment',
+    changes: { [`${R}/url`]: 'http://127.0.0.1:8080/a?b=c@d#e' },
+    path: null,
+  },
   { title: 'IPv6 host', changes: { [`${R}/url`]: 'https://[::1]:8443/cron' }, path: null },
   { title: 'upper-case scheme', changes: { [`${R}/url`]: 'HTTPS://x.example.com/' }, path: null },
   // headers
-  { title: 'X-Cron-Run-Id', changes: { [`${R}/headers/X-Cron-Run-Id`]: '1' }, path: `${R}/headers/X-Cron-Run-Id`, message: ['cannot be overridden'] },
-  { title: 'lower-case x-cron- prefix', changes: { [`${R}/headers/x-cron-anything`]: '1' }, path: `${R}/headers/x-cron-anything` },
-  { title: 'Idempotency-Key any case', changes: { [`${R}/headers/IDEMPOTENCY-KEY`]: '1' }, path: `${R}/headers/IDEMPOTENCY-KEY` },
-  { title: 'traceparent', changes: { [`${R}/headers/Traceparent`]: '00-x' }, path: `${R}/headers/Traceparent` },
-  { title: 'Content-Length', changes: { [`${R}/headers/Content-Length`]: '3' }, path: `${R}/headers/Content-Length`, message: ['HTTP client'] },
-  { title: 'Transfer-Encoding', changes: { [`${R}/headers/transfer-encoding`]: 'chunked' }, path: `${R}/headers/transfer-encoding` },
-  { title: 'X-Cron without dash is allowed', changes: { [`${R}/headers/X-Cronix`]: '1' }, path: null },
-  { title: 'Host and tracestate are allowed', changes: { [`${R}/headers/Host`]: 'a', [`${R}/headers/tracestate`]: 'b' }, path: null },
-  { title: 'case-insensitive duplicate', changes: { [`${R}/headers/Accept`]: 'a', [`${R}/headers/accept`]: 'b' }, path: `${R}/headers/accept`, message: ['duplicate header', '"Accept"'] },
-  { title: '__proto__ is an ordinary header name', changes: { [`${R}/headers/__proto__`]: 'x' }, path: null },
+  {
+    title: 'X-Cron-Run-Id',
+    changes: { [`${R}/headers/X-Cron-Run-Id`]: '1' },
+    path: `${R}/headers/X-Cron-Run-Id`,
+    message: ['cannot be overridden'],
+  },
+  {
+    title: 'lower-case x-cron- prefix',
+    changes: { [`${R}/headers/x-cron-anything`]: '1' },
+    path: `${R}/headers/x-cron-anything`,
+  },
+  {
+    title: 'Idempotency-Key any case',
+    changes: { [`${R}/headers/IDEMPOTENCY-KEY`]: '1' },
+    path: `${R}/headers/IDEMPOTENCY-KEY`,
+  },
+  {
+    title: 'traceparent',
+    changes: { [`${R}/headers/Traceparent`]: '00-x' },
+    path: `${R}/headers/Traceparent`,
+  },
+  {
+    title: 'Content-Length',
+    changes: { [`${R}/headers/Content-Length`]: '3' },
+    path: `${R}/headers/Content-Length`,
+    message: ['HTTP client'],
+  },
+  {
+    title: 'Transfer-Encoding',
+    changes: { [`${R}/headers/transfer-encoding`]: 'chunked' },
+    path: `${R}/headers/transfer-encoding`,
+  },
+  {
+    title: 'X-Cron without dash is allowed',
+    changes: { [`${R}/headers/X-Cronix`]: '1' },
+    path: null,
+  },
+  {
+    title: 'Host and tracestate are allowed',
+    changes: { [`${R}/headers/Host`]: 'a', [`${R}/headers/tracestate`]: 'b' },
+    path: null,
+  },
+  {
+    title: 'case-insensitive duplicate',
+    changes: { [`${R}/headers/Accept`]: 'a', [`${R}/headers/accept`]: 'b' },
+    path: `${R}/headers/accept`,
+    message: ['duplicate header', '"Accept"'],
+  },
+  {
+    title: '__proto__ is an ordinary header name',
+    changes: { [`${R}/headers/__proto__`]: 'x' },
+    path: null,
+  },
   // retries
-  { title: 'min > max', changes: { [`${P}/retries/min_seconds`]: 30, [`${P}/retries/max_seconds`]: 10 }, path: `${P}/retries`, message: ['min_seconds 30', 'max_seconds 10'] },
-  { title: 'min > default max', changes: { [`${P}/retries/min_seconds`]: 61 }, path: `${P}/retries`, message: ['60 (the default)'] },
-  { title: 'default min > max', changes: { [`${P}/retries/max_seconds`]: 1, [`${P}/retries/min_seconds`]: undefined }, path: null },
-  { title: 'min = max', changes: { [`${P}/retries/min_seconds`]: 5, [`${P}/retries/max_seconds`]: 5 }, path: null },
+  {
+    title: 'min > max',
+    changes: { [`${P}/retries/min_seconds`]: 30, [`${P}/retries/max_seconds`]: 10 },
+    path: `${P}/retries`,
+    message: ['min_seconds 30', 'max_seconds 10'],
+  },
+  {
+    title: 'min > default max',
+    changes: { [`${P}/retries/min_seconds`]: 61 },
+    path: `${P}/retries`,
+    message: ['60 (the default)'],
+  },
+  {
+    title: 'default min > max',
+    changes: { [`${P}/retries/max_seconds`]: 1, [`${P}/retries/min_seconds`]: undefined },
+    path: null,
+  },
+  {
+    title: 'min = max',
+    changes: { [`${P}/retries/min_seconds`]: 5, [`${P}/retries/max_seconds`]: 5 },
+    path: null,
+  },
   // extension cross-field rules
-  { title: 'max_concurrent with Allow', changes: { [`${P}/concurrency`]: 'Allow', [`${P}/max_concurrent`]: 2 }, path: `${P}/max_concurrent`, message: ['"Allow"'] },
+  {
+    title: 'max_concurrent with Allow',
+    changes: { [`${P}/concurrency`]: 'Allow', [`${P}/max_concurrent`]: 2 },
+    path: `${P}/max_concurrent`,
+    message: ['"Allow"'],
+  },
   { title: 'max_concurrent with Forbid', changes: { [`${P}/max_concurrent`]: 2 }, path: null },
-  { title: 'max_concurrent with Replace', changes: { [`${P}/concurrency`]: 'Replace', [`${P}/max_concurrent`]: 2 }, path: null },
-  { title: 'queue_max with default Forbid', changes: { [`${P}/queue_max`]: 5 }, path: `${P}/queue_max`, message: ['"Enqueue"', '"Forbid" (the default)'] },
-  { title: 'queue_max with Replace', changes: { [`${P}/concurrency`]: 'Replace', [`${P}/queue_max`]: 5 }, path: `${P}/queue_max` },
-  { title: 'queue_max with Enqueue', changes: { [`${P}/concurrency`]: 'Enqueue', [`${P}/queue_max`]: 5 }, path: null },
-  { title: 'max_runs with default mode', changes: { [`${P}/catchup/max_runs`]: 5 }, path: `${P}/catchup/max_runs`, message: ['"all"', '"latest" (the default)'] },
-  { title: 'max_runs with mode none', changes: { [`${P}/catchup/mode`]: 'none', [`${P}/catchup/max_runs`]: 5 }, path: `${P}/catchup/max_runs` },
-  { title: 'max_runs with mode all', changes: { [`${P}/catchup/mode`]: 'all', [`${P}/catchup/max_runs`]: 5 }, path: null },
+  {
+    title: 'max_concurrent with Replace',
+    changes: { [`${P}/concurrency`]: 'Replace', [`${P}/max_concurrent`]: 2 },
+    path: null,
+  },
+  {
+    title: 'queue_max with default Forbid',
+    changes: { [`${P}/queue_max`]: 5 },
+    path: `${P}/queue_max`,
+    message: ['"Enqueue"', '"Forbid" (the default)'],
+  },
+  {
+    title: 'queue_max with Replace',
+    changes: { [`${P}/concurrency`]: 'Replace', [`${P}/queue_max`]: 5 },
+    path: `${P}/queue_max`,
+  },
+  {
+    title: 'queue_max with Enqueue',
+    changes: { [`${P}/concurrency`]: 'Enqueue', [`${P}/queue_max`]: 5 },
+    path: null,
+  },
+  {
+    title: 'max_runs with default mode',
+    changes: { [`${P}/catchup/max_runs`]: 5 },
+    path: `${P}/catchup/max_runs`,
+    message: ['"all"', '"latest" (the default)'],
+  },
+  {
+    title: 'max_runs with mode none',
+    changes: { [`${P}/catchup/mode`]: 'none', [`${P}/catchup/max_runs`]: 5 },
+    path: `${P}/catchup/max_runs`,
+  },
+  {
+    title: 'max_runs with mode all',
+    changes: { [`${P}/catchup/mode`]: 'all', [`${P}/catchup/max_runs`]: 5 },
+    path: null,
+  },
 ];
 
 describe('manifest semantic rules', () => {
@@ -83,20 +265,30 @@ describe('manifest semantic rules', () => {
     const errors = expectInvalid(input);
     const atPath = errors.filter((e) => e.path === row.path);
     expect(atPath, JSON.stringify(errors)).not.toHaveLength(0);
-    for (const fragment of row.message ?? []) expect(atPath.map((e) => e.message).join('\n')).toContain(fragment);
+    for (const fragment of row.message ?? [])
+      expect(atPath.map((e) => e.message).join('\n')).toContain(fragment);
   });
 
   it('reports a duplicate job name at the later job, naming the first', () => {
     const m = baseManifest();
     const job = (m['jobs'] as Json[])[0] as Json;
-    m['jobs'] = [job, { name: 'b', schedule: '@daily', request: { url: 'https://x.example.com' } }, job];
+    m['jobs'] = [
+      job,
+      { name: 'b', schedule: '@daily', request: { url: 'https://x.example.com' } },
+      job,
+    ];
     const errors = expectInvalid(m);
-    expect(errors).toEqual([{ path: 'jobs/2/name', message: 'duplicate job name "a": jobs/0 already uses it' }]);
+    expect(errors).toEqual([
+      { path: 'jobs/2/name', message: 'duplicate job name "a": jobs/0 already uses it' },
+    ]);
   });
 
   it('never echoes URL credentials or header values', () => {
     const errors = expectInvalid(
-      manifestWith({ [`${R}/url`]: 'https://bob:hunter2@x.example.com', [`${R}/headers/Authorization`]: 'Bearer s3cr3t\n' }),
+      manifestWith({
+        [`${R}/url`]: 'https://bob:hunter2@x.example.com',
+        [`${R}/headers/Authorization`]: 'Bearer s3cr3t\n',
+      }),
     );
     const text = JSON.stringify(errors);
     expect(text).not.toContain('hunter2');
@@ -125,7 +317,11 @@ describe('manifest semantic rules', () => {
   it('reports errors of several jobs and of every bad header name', () => {
     const input = baseManifest();
     input['jobs'] = [
-      { name: 'a', schedule: '@hourly', request: { url: 'ftp://x', headers: { 'a b': 'x', 'c d': 'y\n', ok: 'z' } } },
+      {
+        name: 'a',
+        schedule: '@hourly',
+        request: { url: 'ftp://x', headers: { 'a b': 'x', 'c d': 'y\n', ok: 'z' } },
+      },
       { name: 'a', schedules: [], request: { url: 'https://x' }, extra: true },
     ];
     const errors = expectInvalid(input);
@@ -150,14 +346,26 @@ describe('manifest semantic rules', () => {
     for (let i = 0; i < 500; i++) input[`unknown-${i}`] = i;
     const errors = expectInvalid(input);
     expect(errors).toHaveLength(MAX_ERRORS + 1);
-    expect(errors.at(-1)).toEqual({ path: '', message: expect.stringContaining('too many errors') });
+    expect(errors.at(-1)).toEqual({
+      path: '',
+      message: expect.stringContaining('too many errors'),
+    });
   });
 
   it('says what was expected and what was found', () => {
-    const errors = expectInvalid(manifestWith({ app: 'Billing', [`${P}/timeout_seconds`]: 601, [`${J}/foo`]: 1 }));
+    const errors = expectInvalid(
+      manifestWith({ app: 'Billing', [`${P}/timeout_seconds`]: 601, [`${J}/foo`]: 1 }),
+    );
     expect(errors).toEqual([
-      { path: 'app', message: 'expected a string matching ^[a-z][a-z0-9-]{0,62}$, found "Billing"' },
-      { path: `${J}/foo`, message: 'unknown field "foo" (allowed: name, schedule, schedules, timezone, request, policy, auth, enabled)' },
+      {
+        path: 'app',
+        message: 'expected a string matching ^[a-z][a-z0-9-]{0,62}$, found "Billing"',
+      },
+      {
+        path: `${J}/foo`,
+        message:
+          'unknown field "foo" (allowed: name, schedule, schedules, timezone, request, policy, auth, enabled)',
+      },
       { path: `${P}/timeout_seconds`, message: 'expected an integer from 1 to 600, found 601' },
     ]);
   });
@@ -171,6 +379,9 @@ describe('manifest semantic rules', () => {
       },
     });
     const result = parseManifest(hostile);
-    expect(result).toEqual({ ok: false, errors: [{ path: '', message: 'could not validate the manifest: boom' }] });
+    expect(result).toEqual({
+      ok: false,
+      errors: [{ path: '', message: 'could not validate the manifest: boom' }],
+    });
   });
 });

@@ -42,7 +42,9 @@ describe('America/New_York (02:00 → 03:00 on 2026-03-08; 02:00 → 01:00 on 20
       '2026-11-02T01:30:00-05:00',
     ]);
     // starting inside the second pass does not fire it again
-    expect(localFires('30 1 * * *', tz, '2026-11-01T06:10:00Z', 1)).toEqual(['2026-11-02T01:30:00-05:00']);
+    expect(localFires('30 1 * * *', tz, '2026-11-01T06:10:00Z', 1)).toEqual([
+      '2026-11-02T01:30:00-05:00',
+    ]);
   });
   it('fall back: a wildcard job fires in both passes', () => {
     expect(localFires('30 * * * *', tz, '2026-11-01T04:00:00Z', 4)).toEqual([

@@ -21,14 +21,26 @@ function parsed(expr: string): Schedule {
 
 describe('next fires in UTC', () => {
   it('is strictly after the reference instant', () => {
-    expect(utc('*/15 * * * *', '2026-01-01T00:15:00Z', 2)).toEqual(['2026-01-01T00:30:00Z', '2026-01-01T00:45:00Z']);
+    expect(utc('*/15 * * * *', '2026-01-01T00:15:00Z', 2)).toEqual([
+      '2026-01-01T00:30:00Z',
+      '2026-01-01T00:45:00Z',
+    ]);
     expect(utc('*/15 * * * *', '2026-01-01T00:14:59.999Z', 1)).toEqual(['2026-01-01T00:15:00Z']);
   });
 
   it('rolls minutes, hours, days, months and years over', () => {
-    expect(utc('59 23 31 12 *', '2026-06-01T00:00:00Z', 2)).toEqual(['2026-12-31T23:59:00Z', '2027-12-31T23:59:00Z']);
-    expect(utc('0 0 1 * *', '2026-01-31T12:00:00Z', 2)).toEqual(['2026-02-01T00:00:00Z', '2026-03-01T00:00:00Z']);
-    expect(utc('30 */6 * * *', '2026-01-01T18:31:00Z', 2)).toEqual(['2026-01-02T00:30:00Z', '2026-01-02T06:30:00Z']);
+    expect(utc('59 23 31 12 *', '2026-06-01T00:00:00Z', 2)).toEqual([
+      '2026-12-31T23:59:00Z',
+      '2027-12-31T23:59:00Z',
+    ]);
+    expect(utc('0 0 1 * *', '2026-01-31T12:00:00Z', 2)).toEqual([
+      '2026-02-01T00:00:00Z',
+      '2026-03-01T00:00:00Z',
+    ]);
+    expect(utc('30 */6 * * *', '2026-01-01T18:31:00Z', 2)).toEqual([
+      '2026-01-02T00:30:00Z',
+      '2026-01-02T06:30:00Z',
+    ]);
   });
 
   it('applies the either rule when both day fields are restricted', () => {
@@ -44,8 +56,14 @@ describe('next fires in UTC', () => {
   });
 
   it('uses only the restricted day field when the other is *', () => {
-    expect(utc('0 0 13 * *', '2026-01-01T00:00:00Z', 2)).toEqual(['2026-01-13T00:00:00Z', '2026-02-13T00:00:00Z']);
-    expect(utc('0 0 * * 5', '2026-11-01T00:00:00Z', 2)).toEqual(['2026-11-06T00:00:00Z', '2026-11-13T00:00:00Z']);
+    expect(utc('0 0 13 * *', '2026-01-01T00:00:00Z', 2)).toEqual([
+      '2026-01-13T00:00:00Z',
+      '2026-02-13T00:00:00Z',
+    ]);
+    expect(utc('0 0 * * 5', '2026-11-01T00:00:00Z', 2)).toEqual([
+      '2026-11-06T00:00:00Z',
+      '2026-11-13T00:00:00Z',
+    ]);
   });
 
   it('treats a day field starting with * as a wildcard field (classic cron: both must match)', () => {
@@ -61,7 +79,10 @@ describe('next fires in UTC', () => {
     const sunday = utc('0 12 * * 7', '2026-11-21T00:00:00Z', 1);
     expect(sunday).toEqual(['2026-11-22T12:00:00Z']);
     expect(utc('0 12 * * SUN', '2026-11-21T00:00:00Z', 1)).toEqual(sunday);
-    expect(utc('0 9 * * MON-FRI', '2026-11-20T10:00:00Z', 2)).toEqual(['2026-11-23T09:00:00Z', '2026-11-24T09:00:00Z']);
+    expect(utc('0 9 * * MON-FRI', '2026-11-20T10:00:00Z', 2)).toEqual([
+      '2026-11-23T09:00:00Z',
+      '2026-11-24T09:00:00Z',
+    ]);
   });
 
   it('finds Feb 29 across the skipped leap year 2100', () => {
@@ -70,11 +91,22 @@ describe('next fires in UTC', () => {
 
   it('anchors @every to the Unix epoch, independent of the zone', () => {
     // 2026-01-01T00:00:00Z is 1767225600 s = 420 × 4207680, a multiple of 7 minutes
-    expect(utc('@every 7m', '2026-01-01T00:00:00Z', 2)).toEqual(['2026-01-01T00:07:00Z', '2026-01-01T00:14:00Z']);
+    expect(utc('@every 7m', '2026-01-01T00:00:00Z', 2)).toEqual([
+      '2026-01-01T00:07:00Z',
+      '2026-01-01T00:14:00Z',
+    ]);
     // 1767225600 mod 660 = 360, so the next 11-minute multiple is 300 s later
     expect(utc('@every 11m', '2026-01-01T00:00:00Z', 1)).toEqual(['2026-01-01T00:05:00Z']);
-    const berlin = nextFires('@every 90m', { timezone: 'Europe/Berlin', from: Date.parse('2026-03-29T00:10:00Z'), count: 3 });
-    expect(berlin.map(iso)).toEqual(['2026-03-29T01:30:00Z', '2026-03-29T03:00:00Z', '2026-03-29T04:30:00Z']);
+    const berlin = nextFires('@every 90m', {
+      timezone: 'Europe/Berlin',
+      from: Date.parse('2026-03-29T00:10:00Z'),
+      count: 3,
+    });
+    expect(berlin.map(iso)).toEqual([
+      '2026-03-29T01:30:00Z',
+      '2026-03-29T03:00:00Z',
+      '2026-03-29T04:30:00Z',
+    ]);
   });
 
   it('shortcuts fire at their classic times', () => {
@@ -85,8 +117,12 @@ describe('next fires in UTC', () => {
 
   it('previousFire returns the latest fire at or before the instant', () => {
     const s = parsed('*/10 * * * *');
-    expect(previousFire(s, 'UTC', Date.parse('2026-01-01T00:25:00Z'))).toBe(Date.parse('2026-01-01T00:20:00Z'));
-    expect(previousFire(s, 'UTC', Date.parse('2026-01-01T00:20:00Z'))).toBe(Date.parse('2026-01-01T00:20:00Z'));
+    expect(previousFire(s, 'UTC', Date.parse('2026-01-01T00:25:00Z'))).toBe(
+      Date.parse('2026-01-01T00:20:00Z'),
+    );
+    expect(previousFire(s, 'UTC', Date.parse('2026-01-01T00:20:00Z'))).toBe(
+      Date.parse('2026-01-01T00:20:00Z'),
+    );
     expect(previousFire(parsed('0 0 29 2 *'), 'UTC', Date.parse('2103-01-01T00:00:00Z'))).toBe(
       Date.parse('2096-02-29T00:00:00Z'),
     );
@@ -94,13 +130,15 @@ describe('next fires in UTC', () => {
       Date.parse('2026-01-01T05:00:00Z'),
     );
     // the gap fire of a fixed-time job is found backwards too
-    expect(previousFire(parsed('30 2 * * *'), 'America/New_York', Date.parse('2026-03-08T07:30:00Z'))).toBe(
-      Date.parse('2026-03-08T07:00:00Z'),
-    );
+    expect(
+      previousFire(parsed('30 2 * * *'), 'America/New_York', Date.parse('2026-03-08T07:30:00Z')),
+    ).toBe(Date.parse('2026-03-08T07:00:00Z'));
   });
 
   it('nextFire returns epoch milliseconds', () => {
-    expect(nextFire(parsed('0 * * * *'), 'UTC', Date.parse('2026-01-01T00:00:00Z'))).toBe(Date.parse('2026-01-01T01:00:00Z'));
+    expect(nextFire(parsed('0 * * * *'), 'UTC', Date.parse('2026-01-01T00:00:00Z'))).toBe(
+      Date.parse('2026-01-01T01:00:00Z'),
+    );
   });
 
   it('throws ScheduleError naming the field for bad input', () => {
@@ -115,7 +153,11 @@ describe('next fires in UTC', () => {
   });
 
   it('computes local times with the zone offset', () => {
-    expect(localFires('0 9 * * *', 'Asia/Kolkata', '2026-01-01T00:00:00Z', 1)).toEqual(['2026-01-01T09:00:00+05:30']);
-    expect(localFires('0 9 * * *', 'Asia/Kathmandu', '2026-01-01T00:00:00Z', 1)).toEqual(['2026-01-01T09:00:00+05:45']);
+    expect(localFires('0 9 * * *', 'Asia/Kolkata', '2026-01-01T00:00:00Z', 1)).toEqual([
+      '2026-01-01T09:00:00+05:30',
+    ]);
+    expect(localFires('0 9 * * *', 'Asia/Kathmandu', '2026-01-01T00:00:00Z', 1)).toEqual([
+      '2026-01-01T09:00:00+05:45',
+    ]);
   });
 });

@@ -14,7 +14,10 @@ export interface CliResult {
 }
 
 /** Runs the built `cronix` binary with arguments, returning its exit status and output. */
-export function cronix(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}): CliResult {
+export function cronix(
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {},
+): CliResult {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first`);
   const r = spawnSync(process.execPath, [CLI, ...args], {
     cwd: options.cwd ?? REPO_ROOT,

@@ -31,7 +31,9 @@ export function localMinute(tz: string, ms: number): number {
   const text = format(tz).format(ms); // "03/08/2026, 03:00"
   const m = /^(\d{2})\/(\d{2})\/(\d+), (\d{2}):(\d{2})$/.exec(text);
   if (!m) throw new Error(`unexpected Intl output ${text}`);
-  return Date.UTC(Number(m[3]), Number(m[1]) - 1, Number(m[2]), Number(m[4]), Number(m[5])) / MINUTE;
+  return (
+    Date.UTC(Number(m[3]), Number(m[1]) - 1, Number(m[2]), Number(m[4]), Number(m[5])) / MINUTE
+  );
 }
 
 /** Local minute of every UTC minute in [start, end). */
@@ -60,7 +62,13 @@ export function matchesMinute(spec: CronSpec, x: number): boolean {
  * Fires of `spec` at UTC minutes in (from, to], given `table` = localTable(tz, start, ≥ to).
  * `start` should lie a day before `from` so the first-pass memory of fixed-time jobs is warm.
  */
-export function oracleFires(spec: CronSpec, table: Int32Array, start: number, from: number, to: number): number[] {
+export function oracleFires(
+  spec: CronSpec,
+  table: Int32Array,
+  start: number,
+  from: number,
+  to: number,
+): number[] {
   const seen = new Set<number>();
   const out: number[] = [];
   for (let i = 0; i < table.length; i++) {
@@ -84,9 +92,18 @@ export function oracleFires(spec: CronSpec, table: Int32Array, start: number, fr
 const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
 const DAYS = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'];
 
-function field(min: number, max: number, starWeight: number, names?: readonly string[], base = 0): fc.Arbitrary<string> {
+function field(
+  min: number,
+  max: number,
+  starWeight: number,
+  names?: readonly string[],
+  base = 0,
+): fc.Arbitrary<string> {
   const value = names
-    ? fc.oneof(fc.integer({ min, max }).map(String), fc.constantFrom(...names.map((n, i) => ({ n, i: i + base }))).map((x) => x.n))
+    ? fc.oneof(
+        fc.integer({ min, max }).map(String),
+        fc.constantFrom(...names.map((n, i) => ({ n, i: i + base }))).map((x) => x.n),
+      )
     : fc.integer({ min, max }).map(String);
   const range = fc
     .tuple(fc.integer({ min, max }), fc.integer({ min, max }))
@@ -98,7 +115,10 @@ function field(min: number, max: number, starWeight: number, names?: readonly st
     { weight: 2, arbitrary: value },
     { weight: 2, arbitrary: range },
     { weight: 1, arbitrary: fc.tuple(range, step).map(([r, s]) => `${r}/${s}`) },
-    { weight: 2, arbitrary: fc.array(value, { minLength: 2, maxLength: 4 }).map((v) => v.join(',')) },
+    {
+      weight: 2,
+      arbitrary: fc.array(value, { minLength: 2, maxLength: 4 }).map((v) => v.join(',')),
+    },
   );
 }
 
@@ -128,7 +148,8 @@ export const ZONES = [
 
 /** Offset transitions of `tz` between two instants, found by hourly Intl probes and bisection. */
 export function oracleTransitions(tz: string, from: number, to: number): number[] {
-  const offset = (ms: number): number => localMinute(tz, ms) * MINUTE - Math.floor(ms / MINUTE) * MINUTE;
+  const offset = (ms: number): number =>
+    localMinute(tz, ms) * MINUTE - Math.floor(ms / MINUTE) * MINUTE;
   const out: number[] = [];
   let prev = offset(from);
   for (let t = from + 3_600_000; t <= to; t += 3_600_000) {

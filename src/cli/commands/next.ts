@@ -1,5 +1,10 @@
 /** `cronix next <schedule> [--tz ZONE] [--from INSTANT] [-n COUNT] [-o json]` (SPEC §3). */
-import { checkTimeZone, nextFires, parseSchedule, toLocalRfc3339 } from '../../contract/schedule/index.js';
+import {
+  checkTimeZone,
+  nextFires,
+  parseSchedule,
+  toLocalRfc3339,
+} from '../../contract/schedule/index.js';
 import { EXIT, printJson, printLines, type OutputFormat } from '../output.js';
 
 /** Options of the command as commander hands them over. */
@@ -46,7 +51,9 @@ export function nextCommand(schedule: string, options: NextOptions, now: number)
   if (typeof from === 'string') return fail(from);
   const count = options.n === undefined ? 1 : Number(options.n);
   if (!Number.isInteger(count) || count < 1 || count > MAX_COUNT) {
-    return fail(`-n: expected an integer from 1 to ${MAX_COUNT}, found ${JSON.stringify(options.n)}`);
+    return fail(
+      `-n: expected an integer from 1 to ${MAX_COUNT}, found ${JSON.stringify(options.n)}`,
+    );
   }
   const fires = nextFires(parsed.schedule, { timezone, from, count }).map((d) => ({
     utc: utcString(d.getTime()),

@@ -12,7 +12,9 @@ export async function validateCommand(file: string, format: OutputFormat): Promi
   if (result.ok) {
     const { app, jobs } = result.manifest;
     const schedules = jobs.reduce((n, j) => n + j.schedules.length, 0);
-    printLines([`${file}: valid (app ${app}, ${jobs.length} job${jobs.length === 1 ? '' : 's'}, ${schedules} schedule${schedules === 1 ? '' : 's'})`]);
+    printLines([
+      `${file}: valid (app ${app}, ${jobs.length} job${jobs.length === 1 ? '' : 's'}, ${schedules} schedule${schedules === 1 ? '' : 's'})`,
+    ]);
     return EXIT.ok;
   }
   const n = result.errors.length;

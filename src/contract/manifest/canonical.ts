@@ -13,9 +13,13 @@ function lit(value: string | number | boolean): string {
 }
 
 /** `"key":value` for each field that is set, in the given order. */
-function optionalFields(fields: readonly (readonly [string, string | number | boolean | undefined])[]): string {
+function optionalFields(
+  fields: readonly (readonly [string, string | number | boolean | undefined])[],
+): string {
   return fields
-    .filter((entry): entry is readonly [string, string | number | boolean] => entry[1] !== undefined)
+    .filter(
+      (entry): entry is readonly [string, string | number | boolean] => entry[1] !== undefined,
+    )
     .map(([key, value]) => `,${lit(key)}:${lit(value)}`)
     .join('');
 }
@@ -32,7 +36,9 @@ function writeRequest(request: JobRequest): string {
   );
 }
 
-function writeSubObject(fields: readonly (readonly [string, string | number | undefined])[]): string {
+function writeSubObject(
+  fields: readonly (readonly [string, string | number | undefined])[],
+): string {
   return `{${optionalFields(fields).slice(1)}}`;
 }
 

@@ -88,11 +88,7 @@ export const EXTENSION_DEFAULTS = {
   enabled: true,
 } as const;
 
-/**
- * Request headers the engine sets on every attempt (SPEC §5.7) or that the HTTP client owns
- * (message framing and hop-by-hop headers). A manifest may not set them; matched
- * case-insensitively. `x-cron-` is a prefix.
- */
+/** Header-name prefix (lower case) of the headers the engine sets on every attempt (SPEC §5.7). */
 export const RESERVED_HEADER_PREFIX = 'x-cron-';
 
 /** Exact header names (lower case) the engine injects and a manifest may not override. */

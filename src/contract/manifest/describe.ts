@@ -64,7 +64,8 @@ export function describeValue(value: unknown): string {
 
 /** Readable names for patterns whose regular expression says little to a reader. */
 const PATTERN_WORDS: Record<string, string> = {
-  [HEADER_NAME_PATTERN]: 'a header name that is an HTTP token (letters, digits and !#$%&\'*+-.^_`|~)',
+  [HEADER_NAME_PATTERN]:
+    "a header name that is an HTTP token (letters, digits and !#$%&'*+-.^_`|~)",
   [HEADER_VALUE_PATTERN]: 'a header value without CR, LF or NUL characters',
 };
 
@@ -92,7 +93,9 @@ export function describeSchema(node: unknown): string {
   if (!isRecord(node)) return 'a valid value';
   const schema = node as SchemaLike;
   if (schema.const !== undefined) {
-    return typeof schema.const === 'number' ? `the number ${schema.const}` : JSON.stringify(schema.const);
+    return typeof schema.const === 'number'
+      ? `the number ${schema.const}`
+      : JSON.stringify(schema.const);
   }
   if (Array.isArray(schema.anyOf)) {
     const options = schema.anyOf.map((variant: unknown) => describeSchema(variant));
@@ -112,7 +115,8 @@ export function describeSchema(node: unknown): string {
     case 'array': {
       const { minItems: min, maxItems: max } = schema;
       if (min === 0 && typeof max === 'number') return `an array of at most ${max} entries`;
-      if (typeof min === 'number' && typeof max === 'number') return `an array of ${min} to ${max} entries`;
+      if (typeof min === 'number' && typeof max === 'number')
+        return `an array of ${min} to ${max} entries`;
       if (typeof min === 'number') return `an array of at least ${min} entries`;
       return 'an array';
     }
@@ -135,7 +139,8 @@ export function describeHeaderValue(value: unknown): string {
 /** `expected X, found Y` for a schema node and the value found. */
 export function mismatch(schema: unknown, value: unknown): string {
   const pattern = isRecord(schema) ? schema['pattern'] : undefined;
-  const found = pattern === HEADER_VALUE_PATTERN ? describeHeaderValue(value) : describeValue(value);
+  const found =
+    pattern === HEADER_VALUE_PATTERN ? describeHeaderValue(value) : describeValue(value);
   return `expected ${describeSchema(schema)}, found ${found}`;
 }
 
@@ -147,7 +152,11 @@ function distance(a: string, b: string): number {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
+      current[j] = Math.min(
+        (previous[j] ?? 0) + 1,
+        (current[j - 1] ?? 0) + 1,
+        (previous[j - 1] ?? 0) + cost,
+      );
     }
     previous = current;
   }

@@ -25,7 +25,10 @@ export interface EffectiveJitter {
 }
 
 /** A job policy with every v1 and extension field present. */
-export interface EffectivePolicy extends Omit<JobPolicy, 'max_concurrent' | 'queue_max' | 'catchup' | 'jitter'> {
+export interface EffectivePolicy extends Omit<
+  JobPolicy,
+  'max_concurrent' | 'queue_max' | 'catchup' | 'jitter'
+> {
   /** Most active runs (default 1). `Allow` never limits, whatever this says. */
   max_concurrent: number;
   /** Queue bound for `Enqueue` (default 100); unused by other policies. */

@@ -48,7 +48,12 @@ export type {
 export { parseManifest, parseManifestText } from './parse.js';
 export { MAX_ERRORS } from './structural.js';
 export { canonicalize, canonicalJob } from './canonical.js';
-export { CHANGE_HASH_LENGTH, changeHash, jobChangeHash, singleScheduleManifest } from './change-hash.js';
+export {
+  CHANGE_HASH_LENGTH,
+  changeHash,
+  jobChangeHash,
+  singleScheduleManifest,
+} from './change-hash.js';
 export {
   effectivePolicy,
   isJobEnabled,

@@ -48,7 +48,8 @@ function skipWhitespace(text: string, from: number): number {
 
 /** Scans one scalar value at `i`; returns the index after it, or -1. */
 function scanScalar(text: string, i: number): number {
-  for (const literal of ['true', 'false', 'null']) if (text.startsWith(literal, i)) return i + literal.length;
+  for (const literal of ['true', 'false', 'null'])
+    if (text.startsWith(literal, i)) return i + literal.length;
   NUMBER.lastIndex = i;
   return NUMBER.test(text) ? NUMBER.lastIndex : -1;
 }

@@ -21,7 +21,12 @@ export function compareCodeUnits(a: string, b: string): number {
 export function sortedRecord(input: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const key of Object.keys(input).sort(compareCodeUnits)) {
-    Object.defineProperty(out, key, { value: input[key], enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, key, {
+      value: input[key],
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }

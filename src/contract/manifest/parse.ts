@@ -39,8 +39,20 @@ function finish(errors: readonly ManifestError[], truncated: boolean): ManifestE
   if (!truncated && sorted.length <= MAX_ERRORS) return sorted;
   return [
     ...sorted.slice(0, MAX_ERRORS),
-    { path: '', message: `too many errors: showing the first ${MAX_ERRORS}; fix them and validate again` },
+    {
+      path: '',
+      message: `too many errors: showing the first ${MAX_ERRORS}; fix them and validate again`,
+    },
   ];
+}
+
+/** The message of a caught value, without trusting it. */
+function errorText(err: unknown): string {
+  try {
+    return err instanceof Error ? String(err.message) : 'unknown error';
+  } catch {
+    return 'unknown error';
+  }
 }
 
 function validate(raw: unknown): ManifestParseResult {
@@ -63,8 +75,11 @@ export function parseManifest(raw: unknown): ManifestParseResult {
   try {
     return validate(raw);
   } catch (err) {
-    const detail = err instanceof Error ? err.message : 'unknown error';
-    return { ok: false, errors: [{ path: '', message: `could not validate the manifest: ${detail}` }] };
+    const detail = errorText(err);
+    return {
+      ok: false,
+      errors: [{ path: '', message: `could not validate the manifest: ${detail}` }],
+    };
   }
 }
 
@@ -76,7 +91,10 @@ export function parseManifest(raw: unknown): ManifestParseResult {
 export function parseManifestText(text: string, source?: string): ManifestParseResult {
   const where = source === undefined || source === '' ? '' : ` in ${source}`;
   if (typeof text !== 'string') {
-    return { ok: false, errors: [{ path: '', message: `expected manifest JSON text${where}, found ${typeof text}` }] };
+    return {
+      ok: false,
+      errors: [{ path: '', message: `expected manifest JSON text${where}, found ${typeof text}` }],
+    };
   }
   const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
   let raw: unknown;
@@ -86,7 +104,7 @@ export function parseManifestText(text: string, source?: string): ManifestParseR
     const problem = locateJsonSyntaxError(body);
     const message =
       problem === null
-        ? `invalid JSON${where}: ${err instanceof Error ? err.message : 'syntax error'}`
+        ? `invalid JSON${where}: ${errorText(err)}`
         : `invalid JSON${where} at line ${problem.line}, column ${problem.column}: ${problem.reason}`;
     return { ok: false, errors: [{ path: '', message }] };
   }

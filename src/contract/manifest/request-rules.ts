@@ -45,7 +45,10 @@ export function checkUrl(url: string): string | null {
  */
 export function checkReservedHeader(name: string): string | null {
   const lower = name.toLowerCase();
-  if (lower.startsWith(RESERVED_HEADER_PREFIX) || (ENGINE_HEADERS as readonly string[]).includes(lower)) {
+  if (
+    lower.startsWith(RESERVED_HEADER_PREFIX) ||
+    (ENGINE_HEADERS as readonly string[]).includes(lower)
+  ) {
     return `header ${quote(name)} is set by cronix on every attempt and cannot be overridden (reserved: X-Cron-*, Idempotency-Key, traceparent); remove it`;
   }
   if ((TRANSPORT_HEADERS as readonly string[]).includes(lower)) {

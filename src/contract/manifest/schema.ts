@@ -6,7 +6,13 @@
  * Rules that JSON Schema cannot say well (unique names, schedule syntax, time zones, URLs,
  * reserved headers, cross-field constraints) live in `semantic.ts` and are described here.
  */
-import { Type, type Static, type TLiteral, type TUnion, type SchemaOptions } from '@sinclair/typebox';
+import {
+  Type,
+  type Static,
+  type TLiteral,
+  type TUnion,
+  type SchemaOptions,
+} from '@sinclair/typebox';
 import {
   CATCHUP_MODES,
   CONCURRENCY_POLICIES,
@@ -34,7 +40,9 @@ function literalUnion<const T extends readonly [string, ...string[]]>(
 
 /** An integer field with inclusive bounds. */
 function int(min: number, max: number | undefined, options: SchemaOptions) {
-  return Type.Integer(max === undefined ? { minimum: min, ...options } : { minimum: min, maximum: max, ...options });
+  return Type.Integer(
+    max === undefined ? { minimum: min, ...options } : { minimum: min, maximum: max, ...options },
+  );
 }
 
 const ScheduleExpression = Type.String({
@@ -55,7 +63,10 @@ export const RequestSchema = Type.Object(
     headers: Type.Optional(
       Type.Record(
         Type.String({ pattern: HEADER_NAME_PATTERN }),
-        Type.String({ pattern: HEADER_VALUE_PATTERN, description: 'Header value without CR, LF or NUL.' }),
+        Type.String({
+          pattern: HEADER_VALUE_PATTERN,
+          description: 'Header value without CR, LF or NUL.',
+        }),
         {
           additionalProperties: false,
           description:
@@ -65,7 +76,10 @@ export const RequestSchema = Type.Object(
       ),
     ),
     body: Type.Optional(
-      Type.String({ description: 'Request body, sent verbatim on every attempt.', default: V1_DEFAULTS.body }),
+      Type.String({
+        description: 'Request body, sent verbatim on every attempt.',
+        default: V1_DEFAULTS.body,
+      }),
     ),
   },
   { additionalProperties: false, description: 'The HTTP request sent at each fire.' },
@@ -88,7 +102,8 @@ export const RetriesSchema = Type.Object(
     ),
     max_seconds: Type.Optional(
       int(LIMITS.maxSeconds.min, undefined, {
-        description: 'Backoff ceiling in seconds: delay = min(min_seconds * 2^(attempt-1), max_seconds).',
+        description:
+          'Backoff ceiling in seconds: delay = min(min_seconds * 2^(attempt-1), max_seconds).',
         default: V1_DEFAULTS.max_seconds,
       }),
     ),
@@ -101,7 +116,8 @@ export const CatchupSchema = Type.Object(
   {
     mode: Type.Optional(
       literalUnion(CATCHUP_MODES, {
-        description: 'Fires missed during downtime: none, only the latest, or all (up to max_runs).',
+        description:
+          'Fires missed during downtime: none, only the latest, or all (up to max_runs).',
         default: EXTENSION_DEFAULTS.catchup_mode,
       }),
     ),
@@ -125,7 +141,8 @@ export const JitterSchema = Type.Object(
   {
     stable_seconds: Type.Optional(
       int(LIMITS.jitterSeconds.min, LIMITS.jitterSeconds.max, {
-        description: 'Stable per-job offset, up to this many seconds, from a hash of app/job/index.',
+        description:
+          'Stable per-job offset, up to this many seconds, from a hash of app/job/index.',
         default: EXTENSION_DEFAULTS.jitter_stable_seconds,
       }),
     ),
@@ -199,7 +216,10 @@ export const AuthSchema = Type.Object(
 /** One entry of `jobs`. Exactly one of `schedule` / `schedules` (checked in `semantic.ts`). */
 export const JobSchema = Type.Object(
   {
-    name: Type.String({ pattern: NAME_PATTERN, description: 'Job name, unique within the manifest.' }),
+    name: Type.String({
+      pattern: NAME_PATTERN,
+      description: 'Job name, unique within the manifest.',
+    }),
     schedule: Type.Optional(ScheduleExpression),
     schedules: Type.Optional(
       Type.Array(ScheduleExpression, {

@@ -4,7 +4,13 @@
  * problem is reported in one pass.
  */
 import { checkTimeZone, parseSchedule } from '../schedule/index.js';
-import { CATCHUP_MODES, CONCURRENCY_POLICIES, LIMITS, V1_DEFAULTS, EXTENSION_DEFAULTS } from './defaults.js';
+import {
+  CATCHUP_MODES,
+  CONCURRENCY_POLICIES,
+  LIMITS,
+  V1_DEFAULTS,
+  EXTENSION_DEFAULTS,
+} from './defaults.js';
 import { childPath, isRecord, own, quote } from './describe.js';
 import { checkReservedHeader, checkUrl } from './request-rules.js';
 import type { ManifestError } from './types.js';
@@ -19,12 +25,16 @@ class Collector {
 
 /** `value` when it is an integer within the bounds, else undefined. */
 function boundedInt(value: unknown, min: number, max = Number.MAX_VALUE): number | undefined {
-  return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max ? value : undefined;
+  return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
+    ? value
+    : undefined;
 }
 
 /** `value` when it is one of `options`, else undefined. */
 function oneOf<T extends string>(value: unknown, options: readonly T[]): T | undefined {
-  return typeof value === 'string' && (options as readonly string[]).includes(value) ? (value as T) : undefined;
+  return typeof value === 'string' && (options as readonly string[]).includes(value)
+    ? (value as T)
+    : undefined;
 }
 
 function checkSchedule(out: Collector, path: string, expression: unknown): void {
@@ -49,8 +59,17 @@ function checkSchedules(out: Collector, job: Record<string, unknown>, path: stri
   }
   checkSchedule(out, childPath(path, 'schedule'), schedule);
   if (Array.isArray(schedules)) {
+    const seen = new Map<string, number>();
     const count = Math.min(schedules.length, LIMITS.schedules.max);
-    for (let k = 0; k < count; k++) checkSchedule(out, childPath(childPath(path, 'schedules'), k), schedules[k]);
+    for (let k = 0; k < count; k++) {
+      const entry: unknown = schedules[k];
+      const entryPath = childPath(childPath(path, 'schedules'), k);
+      checkSchedule(out, entryPath, entry);
+      if (typeof entry !== 'string') continue;
+      const first = seen.get(entry.trim());
+      if (first === undefined) seen.set(entry.trim(), k);
+      else out.add(entryPath, `duplicate schedule ${quote(entry)}: schedules/${first} is the same`);
+    }
   }
 }
 
@@ -96,12 +115,17 @@ function checkRetries(out: Collector, retries: unknown, path: string): void {
   if (retries !== undefined && !isRecord(retries)) return;
   const rawMin = own(retries, 'min_seconds');
   const rawMax = own(retries, 'max_seconds');
-  const min = rawMin === undefined ? V1_DEFAULTS.min_seconds : boundedInt(rawMin, LIMITS.minSeconds.min);
-  const max = rawMax === undefined ? V1_DEFAULTS.max_seconds : boundedInt(rawMax, LIMITS.maxSeconds.min);
+  const min =
+    rawMin === undefined ? V1_DEFAULTS.min_seconds : boundedInt(rawMin, LIMITS.minSeconds.min);
+  const max =
+    rawMax === undefined ? V1_DEFAULTS.max_seconds : boundedInt(rawMax, LIMITS.maxSeconds.min);
   if (min === undefined || max === undefined || min <= max) return;
   const minText = rawMin === undefined ? `${min} (the default)` : String(min);
   const maxText = rawMax === undefined ? `${max} (the default)` : String(max);
-  out.add(path, `expected min_seconds ≤ max_seconds, found min_seconds ${minText} > max_seconds ${maxText}`);
+  out.add(
+    path,
+    `expected min_seconds ≤ max_seconds, found min_seconds ${minText} > max_seconds ${maxText}`,
+  );
 }
 
 function checkPolicy(out: Collector, policy: unknown, path: string): void {
@@ -109,15 +133,22 @@ function checkPolicy(out: Collector, policy: unknown, path: string): void {
   checkRetries(out, own(policy, 'retries'), childPath(path, 'retries'));
   const rawConcurrency = own(policy, 'concurrency');
   const concurrency =
-    rawConcurrency === undefined ? V1_DEFAULTS.concurrency : oneOf(rawConcurrency, CONCURRENCY_POLICIES);
-  const concurrencyText = rawConcurrency === undefined ? `"${concurrency}" (the default)` : `"${concurrency}"`;
+    rawConcurrency === undefined
+      ? V1_DEFAULTS.concurrency
+      : oneOf(rawConcurrency, CONCURRENCY_POLICIES);
+  const concurrencyText =
+    rawConcurrency === undefined ? `"${concurrency}" (the default)` : `"${concurrency}"`;
   if (concurrency === 'Allow' && own(policy, 'max_concurrent') !== undefined) {
     out.add(
       childPath(path, 'max_concurrent'),
       'max_concurrent does not apply to concurrency "Allow", which never limits active runs; remove it or choose Forbid, Replace or Enqueue',
     );
   }
-  if (concurrency !== undefined && concurrency !== 'Enqueue' && own(policy, 'queue_max') !== undefined) {
+  if (
+    concurrency !== undefined &&
+    concurrency !== 'Enqueue' &&
+    own(policy, 'queue_max') !== undefined
+  ) {
     out.add(
       childPath(path, 'queue_max'),
       `queue_max only applies to concurrency "Enqueue", found concurrency ${concurrencyText}; remove it or set concurrency to "Enqueue"`,
@@ -126,7 +157,8 @@ function checkPolicy(out: Collector, policy: unknown, path: string): void {
   const catchup = own(policy, 'catchup');
   if (!isRecord(catchup) || own(catchup, 'max_runs') === undefined) return;
   const rawMode = own(catchup, 'mode');
-  const mode = rawMode === undefined ? EXTENSION_DEFAULTS.catchup_mode : oneOf(rawMode, CATCHUP_MODES);
+  const mode =
+    rawMode === undefined ? EXTENSION_DEFAULTS.catchup_mode : oneOf(rawMode, CATCHUP_MODES);
   if (mode !== undefined && mode !== 'all') {
     const modeText = rawMode === undefined ? `"${mode}" (the default)` : `"${mode}"`;
     out.add(
@@ -136,12 +168,22 @@ function checkPolicy(out: Collector, policy: unknown, path: string): void {
   }
 }
 
-function checkJob(out: Collector, job: Record<string, unknown>, path: string, names: Map<string, number>, index: number): void {
+function checkJob(
+  out: Collector,
+  job: Record<string, unknown>,
+  path: string,
+  names: Map<string, number>,
+  index: number,
+): void {
   const name = own(job, 'name');
   if (typeof name === 'string') {
     const first = names.get(name);
     if (first === undefined) names.set(name, index);
-    else out.add(childPath(path, 'name'), `duplicate job name ${quote(name)}: jobs/${first} already uses it`);
+    else
+      out.add(
+        childPath(path, 'name'),
+        `duplicate job name ${quote(name)}: jobs/${first} already uses it`,
+      );
   }
   checkSchedules(out, job, path);
   checkTimezone(out, job, path);

@@ -6,7 +6,15 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { Value } from '@sinclair/typebox/value';
 import { ManifestSchema } from './schema.js';
-import { childPath, describeSchema, describeValue, isRecord, mismatch, own, unknownField } from './describe.js';
+import {
+  childPath,
+  describeSchema,
+  describeValue,
+  isRecord,
+  mismatch,
+  own,
+  unknownField,
+} from './describe.js';
 import type { ManifestError } from './types.js';
 
 /** Compiled once at module load. */
@@ -64,7 +72,10 @@ function recordKeyErrors(root: unknown, error: ValueError): ManifestError[] {
   for (const [key, value] of Object.entries(record)) {
     if (regex.test(key)) continue;
     const path = childPath(parent, key);
-    errors.push({ path, message: `expected ${describeSchema(keySchema)}, found ${describeValue(key)}` });
+    errors.push({
+      path,
+      message: `expected ${describeSchema(keySchema)}, found ${describeValue(key)}`,
+    });
     if (isRecord(valueSchema) && !Value.Check(valueSchema as never, value)) {
       errors.push({ path, message: mismatch(valueSchema, value) });
     }
@@ -76,7 +87,9 @@ function recordKeyErrors(root: unknown, error: ValueError): ManifestError[] {
 function groupErrors(root: unknown, path: string, group: readonly ValueError[]): ManifestError[] {
   const required = group.find((e) => e.type === ValueErrorType.ObjectRequiredProperty);
   if (required !== undefined) {
-    return [{ path, message: `required field is missing (expected ${describeSchema(required.schema)})` }];
+    return [
+      { path, message: `required field is missing (expected ${describeSchema(required.schema)})` },
+    ];
   }
   const out: ManifestError[] = [];
   const additional = group.find((e) => e.type === ValueErrorType.ObjectAdditionalProperties);

@@ -114,5 +114,4 @@ export interface ManifestError {
 
 /** Result of `parseManifest`: the normalized manifest, or every problem found. */
 export type ManifestParseResult =
-  | { ok: true; manifest: Manifest }
-  | { ok: false; errors: ManifestError[] };
+  { ok: true; manifest: Manifest } | { ok: false; errors: ManifestError[] };

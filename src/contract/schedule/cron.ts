@@ -65,7 +65,20 @@ const SHORTCUTS: Readonly<Record<string, string>> = {
   '@hourly': '0 * * * *',
 };
 
-const MONTH_NAMES = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+const MONTH_NAMES = [
+  'jan',
+  'feb',
+  'mar',
+  'apr',
+  'may',
+  'jun',
+  'jul',
+  'aug',
+  'sep',
+  'oct',
+  'nov',
+  'dec',
+];
 const DOW_NAMES = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
 
 interface FieldDef {
@@ -98,7 +111,9 @@ function parseValue(token: string, def: FieldDef): number {
   const lower = token.toLowerCase();
   const idx = def.names ? def.names.indexOf(lower) : -1;
   if (idx >= 0 && def.names && def.nameBase !== undefined) return idx + def.nameBase;
-  const hint = def.names ? ` (a number ${def.min}-${def.max} or a name like ${def.names[1]?.toUpperCase()})` : ` (a number ${def.min}-${def.max})`;
+  const hint = def.names
+    ? ` (a number ${def.min}-${def.max} or a name like ${def.names[1]?.toUpperCase()})`
+    : ` (a number ${def.min}-${def.max})`;
   throw new FieldError(`${def.label} value "${token}" is not valid${hint}`);
 }
 
@@ -128,7 +143,9 @@ function parseField(text: string, def: FieldDef): Uint8Array {
         lo = parseValue(rangePart.slice(0, dash), def);
         hi = parseValue(rangePart.slice(dash + 1), def);
         if (lo > hi) {
-          throw new FieldError(`${def.label} range "${rangePart}" is reversed (start must not exceed end)`);
+          throw new FieldError(
+            `${def.label} range "${rangePart}" is reversed (start must not exceed end)`,
+          );
         }
       } else {
         lo = parseValue(rangePart, def);
@@ -163,7 +180,10 @@ function parseEvery(source: string): ScheduleParseResult {
   }
   const seconds = Number(match[1] ?? 0) * 3600 + Number(match[2] ?? 0) * 60 + Number(match[3] ?? 0);
   if (seconds < MIN_EVERY_SECONDS) {
-    return { ok: false, error: `@every interval must be at least ${MIN_EVERY_SECONDS}s, found ${seconds}s` };
+    return {
+      ok: false,
+      error: `@every interval must be at least ${MIN_EVERY_SECONDS}s, found ${seconds}s`,
+    };
   }
   if (seconds > MAX_EVERY_SECONDS) {
     return { ok: false, error: `@every interval must be at most 100 years, found ${seconds}s` };
@@ -172,7 +192,12 @@ function parseEvery(source: string): ScheduleParseResult {
 }
 
 /** Whether some (month, day) pair of the spec exists in some year (Feb counts 29 days). */
-function canEverFire(months: Uint8Array, doms: Uint8Array, domStar: boolean, dowStar: boolean): boolean {
+function canEverFire(
+  months: Uint8Array,
+  doms: Uint8Array,
+  domStar: boolean,
+  dowStar: boolean,
+): boolean {
   if (!domStar && !dowStar) return true; // either rule: any weekday eventually matches
   for (let m = 1; m <= 12; m++) {
     if (months[m] !== 1) continue;
@@ -211,14 +236,29 @@ export function parseSchedule(expression: string): ScheduleParseResult {
   }
   try {
     const tables = fields.map((f, i) => parseField(f, FIELDS[i] as FieldDef));
-    const [minutes, hours, doms, months, dowsRaw] = tables as [Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array];
+    const [minutes, hours, doms, months, dowsRaw] = tables as [
+      Uint8Array,
+      Uint8Array,
+      Uint8Array,
+      Uint8Array,
+      Uint8Array,
+    ];
     const dows = dowsRaw.slice(0, 7);
     if (dowsRaw[7] === 1) dows[0] = 1; // 7 is Sunday too
-    const [minuteField, hourField, domField, , dowField] = fields as [string, string, string, string, string];
+    const [minuteField, hourField, domField, , dowField] = fields as [
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
     const domStar = domField.startsWith('*');
     const dowStar = dowField.startsWith('*');
     if (!canEverFire(months, doms, domStar, dowStar)) {
-      return { ok: false, error: `schedule "${source}" can never fire (no such day in the selected months)` };
+      return {
+        ok: false,
+        error: `schedule "${source}" can never fire (no such day in the selected months)`,
+      };
     }
     return {
       ok: true,

@@ -49,7 +49,11 @@ export function nextFire(schedule: Schedule, timezone: string, after: number): n
 }
 
 /** The latest fire instant at or before `atOrBefore` (epoch ms), or null. */
-export function previousFire(schedule: Schedule, timezone: string, atOrBefore: number): number | null {
+export function previousFire(
+  schedule: Schedule,
+  timezone: string,
+  atOrBefore: number,
+): number | null {
   return previousAtOrBefore(schedule, getZone(timezone), atOrBefore);
 }
 

@@ -14,7 +14,15 @@
  * The fire set is therefore a fixed set of instants, independent of where a
  * search starts, which is what makes `previousFire` by forward search sound.
  */
-import { DAY_MINUTES, MINUTE_MS, DAY_MS, civilFromDays, daysFromCivil, daysInMonth, weekdayOfDays } from './civil.js';
+import {
+  DAY_MINUTES,
+  MINUTE_MS,
+  DAY_MS,
+  civilFromDays,
+  daysFromCivil,
+  daysInMonth,
+  weekdayOfDays,
+} from './civil.js';
 import type { CronSpec, Schedule } from './cron.js';
 import type { Zone } from './zone.js';
 
@@ -121,13 +129,18 @@ export function nextAfter(schedule: Schedule, zone: Zone, after: number): number
     if (local >= 0) return local * MINUTE_MS - off;
     if (!tr) return null;
     if (schedule.fixedTime && tr.after > tr.before) {
-      const gap = naiveNext(schedule, ceilMinutes(tr.at + tr.before), ceilMinutes(tr.at + tr.after));
+      const gap = naiveNext(
+        schedule,
+        ceilMinutes(tr.at + tr.before),
+        ceilMinutes(tr.at + tr.after),
+      );
       if (gap >= 0) return tr.at;
     }
     segStart = tr.at;
     off = tr.after;
     from = ceilMinutes(tr.at + tr.after);
-    if (schedule.fixedTime && tr.before > tr.after) from = Math.max(from, ceilMinutes(tr.at + tr.before));
+    if (schedule.fixedTime && tr.before > tr.after)
+      from = Math.max(from, ceilMinutes(tr.at + tr.before));
   }
 }
 
@@ -136,7 +149,11 @@ export function nextAfter(schedule: Schedule, zone: Zone, after: number): number
  * none within the search horizon. Searches forward from growing windows, so
  * it agrees with `nextAfter` by construction.
  */
-export function previousAtOrBefore(schedule: Schedule, zone: Zone, atOrBefore: number): number | null {
+export function previousAtOrBefore(
+  schedule: Schedule,
+  zone: Zone,
+  atOrBefore: number,
+): number | null {
   if (schedule.kind === 'every') {
     const interval = schedule.intervalSeconds * 1000;
     return Math.floor(atOrBefore / interval) * interval;

@@ -16,7 +16,24 @@ export interface Transition {
   readonly after: number;
 }
 
-const FIXED_UTC = new Set(['UTC', 'Etc/UTC', 'Etc/UCT', 'UCT', 'Etc/Universal', 'Universal', 'Etc/Zulu', 'Zulu', 'GMT', 'Etc/GMT', 'Etc/GMT0', 'Etc/GMT+0', 'Etc/GMT-0', 'GMT0', 'Greenwich', 'Etc/Greenwich']);
+const FIXED_UTC = new Set([
+  'UTC',
+  'Etc/UTC',
+  'Etc/UCT',
+  'UCT',
+  'Etc/Universal',
+  'Universal',
+  'Etc/Zulu',
+  'Zulu',
+  'GMT',
+  'Etc/GMT',
+  'Etc/GMT0',
+  'Etc/GMT+0',
+  'Etc/GMT-0',
+  'GMT0',
+  'Greenwich',
+  'Etc/Greenwich',
+]);
 
 const OFFSET_RE = /GMT(?:([+-])(\d{2}):(\d{2})(?::(\d{2}))?)?$/;
 
@@ -161,8 +178,9 @@ export function getZone(name: string): Zone {
  * Returns null when valid, else a message that names the value and the fix.
  */
 export function checkTimeZone(name: unknown): string | null {
-  if (typeof name !== 'string' || name === '') return `expected an IANA time zone name such as "Europe/Berlin", found ${JSON.stringify(name)}`;
-  if (!/^[A-Za-z][A-Za-z0-9_+\-]*(\/[A-Za-z0-9_+\-]+)*$/.test(name)) {
+  if (typeof name !== 'string' || name === '')
+    return `expected an IANA time zone name such as "Europe/Berlin", found ${JSON.stringify(name)}`;
+  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(name)) {
     return `expected an IANA time zone name such as "Europe/Berlin", found ${JSON.stringify(name)}`;
   }
   let resolved: string;
