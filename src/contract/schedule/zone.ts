@@ -178,6 +178,16 @@ export function getZone(name: string): Zone {
  * Returns null when valid, else a message that names the value and the fix.
  */
 export function checkTimeZone(name: unknown): string | null {
+  // building an Intl.DateTimeFormat costs ~100 µs; valid names are few, so remember them
+  if (typeof name === 'string' && validZones.has(name)) return null;
+  const error = checkTimeZoneUncached(name);
+  if (error === null && typeof name === 'string' && validZones.size < 4096) validZones.add(name);
+  return error;
+}
+
+const validZones = new Set<string>(['UTC']);
+
+function checkTimeZoneUncached(name: unknown): string | null {
   if (typeof name !== 'string' || name === '')
     return `expected an IANA time zone name such as "Europe/Berlin", found ${JSON.stringify(name)}`;
   if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(name)) {
