@@ -3,18 +3,9 @@
  * so apps can dedupe on the run key and log the run id and attempt.
  */
 
-/** Header names cronix sets on every trigger attempt. */
-export const TRIGGER_HEADERS = {
-  runId: 'X-Cron-Run-Id',
-  runKey: 'X-Cron-Run-Key',
-  idempotencyKey: 'Idempotency-Key',
-  scheduleName: 'X-Cron-Schedule-Name',
-  fireTime: 'X-Cron-Fire-Time',
-  fireTimeActual: 'X-Cron-Fire-Time-Actual',
-  attempt: 'X-Cron-Attempt',
-  previousSuccessTime: 'X-Cron-Previous-Success-Time',
-  fencingToken: 'X-Cron-Fencing-Token',
-} as const;
+import { TRIGGER_HEADERS } from '../contract/run.js';
+
+export { TRIGGER_HEADERS };
 
 /** Trigger identifiers of one attempt; absent or unparsable headers are `null`. */
 export interface TriggerInfo {

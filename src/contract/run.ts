@@ -1,0 +1,120 @@
+/**
+ * The shared run vocabulary of both modes (SPEC §5): run keys, backoff,
+ * response classification, outcomes, exit codes and the trigger headers.
+ * Pure functions, table-tested in `test/contract/run.test.ts`.
+ */
+import type { RetryPolicy } from './manifest/types.js';
+
+/** Header names set on every trigger attempt, after the manifest's static headers. */
+export const TRIGGER_HEADERS = {
+  runId: 'X-Cron-Run-Id',
+  runKey: 'X-Cron-Run-Key',
+  idempotencyKey: 'Idempotency-Key',
+  scheduleName: 'X-Cron-Schedule-Name',
+  fireTime: 'X-Cron-Fire-Time',
+  fireTimeActual: 'X-Cron-Fire-Time-Actual',
+  attempt: 'X-Cron-Attempt',
+  previousSuccessTime: 'X-Cron-Previous-Success-Time',
+  fencingToken: 'X-Cron-Fencing-Token',
+  traceparent: 'traceparent',
+  signature: 'X-Cron-Signature',
+} as const;
+
+/** Response bytes kept per attempt (SPEC §5.6). */
+export const MAX_RESPONSE_BODY_BYTES = 64 * 1024;
+/** Extra lock lifetime beyond one attempt's timeout (SPEC §5.5). */
+export const LOCK_TTL_MARGIN_SECONDS = 30;
+
+/** RFC 3339 UTC without milliseconds when they are zero: `2026-03-29T01:00:00Z`. */
+export function rfc3339Utc(ms: number): string {
+  const iso = new Date(ms).toISOString();
+  return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso;
+}
+
+/** Run key `<app>/<job>#<fire time, RFC 3339 UTC>#<change hash>` (SPEC §5.4). */
+export function runKey(app: string, job: string, fireTimeMs: number, changeHash: string): string {
+  return `${app}/${job}#${rfc3339Utc(fireTimeMs)}#${changeHash}`;
+}
+
+/** Sleep before attempt `attempt + 1`: `min(min_seconds · 2^(attempt−1), max_seconds)`. */
+export function backoffSeconds(attempt: number, retries: Pick<RetryPolicy, 'min_seconds' | 'max_seconds'>): number {
+  return Math.min(retries.min_seconds * 2 ** (attempt - 1), retries.max_seconds);
+}
+
+/** The backoff sleeps of a whole fire, between attempts 1→2, 2→3, … */
+export function backoffSchedule(retries: RetryPolicy): number[] {
+  return Array.from({ length: retries.max_attempts - 1 }, (_, i) => backoffSeconds(i + 1, retries));
+}
+
+/** Longest a fire can take: every attempt timing out plus every backoff sleep, in seconds. */
+export function worstCaseFireSeconds(policy: { timeout_seconds: number; retries: RetryPolicy }): number {
+  return policy.retries.max_attempts * policy.timeout_seconds + backoffSchedule(policy.retries).reduce((a, b) => a + b, 0);
+}
+
+/** Lock TTL for a job: `timeout_seconds + 30 s`, in ms. */
+export function lockTtlMs(timeoutSeconds: number): number {
+  return (timeoutSeconds + LOCK_TTL_MARGIN_SECONDS) * 1000;
+}
+
+/** How one attempt ended. */
+export type AttemptClass = 'success' | 'app-rejected' | 'server-error' | 'network-error' | 'timeout';
+
+/**
+ * Classifies an HTTP status: 2xx success; 4xx app rejected (no retry); 5xx
+ * server error (retry). Redirects are not followed, and a 1xx/3xx final
+ * status cannot become a success by retrying, so they count as rejected.
+ */
+export function classifyStatus(status: number): AttemptClass {
+  if (status >= 200 && status <= 299) return 'success';
+  if (status >= 500 && status <= 599) return 'server-error';
+  return 'app-rejected';
+}
+
+/** Whether another attempt may follow an attempt of this class. */
+export function isRetryable(c: AttemptClass): boolean {
+  return c === 'server-error' || c === 'network-error' || c === 'timeout';
+}
+
+/** Terminal outcome of one fire. */
+export type FireOutcome =
+  | 'success'
+  | 'app-rejected'
+  | 'retries-exhausted'
+  | 'lock-contended'
+  | 'lock-unavailable'
+  | 'duplicate'
+  | 'stopped'
+  | 'internal-error';
+
+/** Exit codes of `cronix trigger` (SPEC §5.9). */
+export const SHIM_EXIT = {
+  ok: 0,
+  appRejected: 1,
+  retriesExhausted: 2,
+  internal: 3,
+  lockContended: 4,
+  tempfail: 75,
+} as const;
+
+/**
+ * The one table from outcome to exit code. A duplicate is not a failure (0);
+ * a fire stopped by SIGTERM did not complete and may be retried (75).
+ */
+export function exitCodeFor(outcome: FireOutcome, contendedExit: 4 | 75 = 4): number {
+  switch (outcome) {
+    case 'success':
+    case 'duplicate':
+      return SHIM_EXIT.ok;
+    case 'app-rejected':
+      return SHIM_EXIT.appRejected;
+    case 'retries-exhausted':
+      return SHIM_EXIT.retriesExhausted;
+    case 'lock-contended':
+      return contendedExit;
+    case 'lock-unavailable':
+    case 'stopped':
+      return SHIM_EXIT.tempfail;
+    case 'internal-error':
+      return SHIM_EXIT.internal;
+  }
+}

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import {
+  backoffSchedule,
+  backoffSeconds,
+  classifyStatus,
+  exitCodeFor,
+  lockTtlMs,
+  runKey,
+  worstCaseFireSeconds,
+  type FireOutcome,
+} from '../../src/contract/run.js';
+import { traceparent, uuidv7, uuidv7Time } from '../../src/fire/ids.js';
+
+describe('run vocabulary', () => {
+  it('run key format', () => {
+    expect(runKey('billing', 'settle', Date.UTC(2026, 2, 29, 1), '0123456789abcdef')).toBe(
+      'billing/settle#2026-03-29T01:00:00Z#0123456789abcdef',
+    );
+  });
+
+  it('backoff = min(min·2^(attempt−1), max), the seed table with defaults', () => {
+    const d = { max_attempts: 10, min_seconds: 1, max_seconds: 60 };
+    expect(backoffSchedule(d)).toEqual([1, 2, 4, 8, 16, 32, 60, 60, 60]);
+    expect(backoffSeconds(3, { min_seconds: 5, max_seconds: 120 })).toBe(20);
+    expect(backoffSchedule({ max_attempts: 1, min_seconds: 1, max_seconds: 60 })).toEqual([]);
+    expect(backoffSchedule({ max_attempts: 4, min_seconds: 0, max_seconds: 1 })).toEqual([0, 0, 0]);
+  });
+
+  it('worst-case fire duration of the seed worked example is 1575 s', () => {
+    expect(worstCaseFireSeconds({ timeout_seconds: 300, retries: { max_attempts: 5, min_seconds: 5, max_seconds: 120 } })).toBe(1575);
+    expect(lockTtlMs(300)).toBe(330_000);
+  });
+
+  it.each([
+    [200, 'success'],
+    [204, 'success'],
+    [299, 'success'],
+    [400, 'app-rejected'],
+    [401, 'app-rejected'],
+    [404, 'app-rejected'],
+    [429, 'app-rejected'],
+    [301, 'app-rejected'],
+    [100, 'app-rejected'],
+    [500, 'server-error'],
+    [503, 'server-error'],
+    [599, 'server-error'],
+  ])('status %i → %s', (status, cls) => {
+    expect(classifyStatus(status)).toBe(cls);
+  });
+
+  it.each<[FireOutcome, number]>([
+    ['success', 0],
+    ['duplicate', 0],
+    ['app-rejected', 1],
+    ['retries-exhausted', 2],
+    ['internal-error', 3],
+    ['lock-contended', 4],
+    ['lock-unavailable', 75],
+    ['stopped', 75],
+  ])('%s exits %i', (outcome, code) => {
+    expect(exitCodeFor(outcome)).toBe(code);
+  });
+
+  it('--contended-exit 75 changes only contention', () => {
+    expect(exitCodeFor('lock-contended', 75)).toBe(75);
+    expect(exitCodeFor('app-rejected', 75)).toBe(1);
+  });
+});
+
+describe('ids', () => {
+  it('UUIDv7: format, version, variant, embedded time, ordering', () => {
+    const t = Date.UTC(2026, 10, 21, 12, 0, 0, 123);
+    const id = uuidv7(t);
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(uuidv7Time(id)).toBe(t);
+    expect(uuidv7(t + 1) > uuidv7(t, new Uint8Array(10).fill(255))).toBe(true);
+    expect(new Set(Array.from({ length: 1000 }, () => uuidv7(t))).size).toBe(1000);
+  });
+
+  it('traceparent derives the trace id from the run id', () => {
+    const id = uuidv7(Date.UTC(2026, 0, 1));
+    expect(traceparent(id, new Uint8Array(8).fill(1))).toBe(`00-${id.replace(/-/g, '')}-0101010101010101-01`);
+  });
+});
