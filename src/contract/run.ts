@@ -31,13 +31,28 @@ export function rfc3339Utc(ms: number): string {
   return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso;
 }
 
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** Parses an instant given as RFC 3339 or Unix seconds; epoch ms, or null when neither. */
+export function parseInstant(text: string): number | null {
+  if (/^-?\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  if (RFC3339.test(text)) {
+    const ms = Date.parse(text.replace(' ', 'T'));
+    if (!Number.isNaN(ms)) return ms;
+  }
+  return null;
+}
+
 /** Run key `<app>/<job>#<fire time, RFC 3339 UTC>#<change hash>` (SPEC §5.4). */
 export function runKey(app: string, job: string, fireTimeMs: number, changeHash: string): string {
   return `${app}/${job}#${rfc3339Utc(fireTimeMs)}#${changeHash}`;
 }
 
 /** Sleep before attempt `attempt + 1`: `min(min_seconds · 2^(attempt−1), max_seconds)`. */
-export function backoffSeconds(attempt: number, retries: Pick<RetryPolicy, 'min_seconds' | 'max_seconds'>): number {
+export function backoffSeconds(
+  attempt: number,
+  retries: Pick<RetryPolicy, 'min_seconds' | 'max_seconds'>,
+): number {
   return Math.min(retries.min_seconds * 2 ** (attempt - 1), retries.max_seconds);
 }
 
@@ -47,8 +62,14 @@ export function backoffSchedule(retries: RetryPolicy): number[] {
 }
 
 /** Longest a fire can take: every attempt timing out plus every backoff sleep, in seconds. */
-export function worstCaseFireSeconds(policy: { timeout_seconds: number; retries: RetryPolicy }): number {
-  return policy.retries.max_attempts * policy.timeout_seconds + backoffSchedule(policy.retries).reduce((a, b) => a + b, 0);
+export function worstCaseFireSeconds(policy: {
+  timeout_seconds: number;
+  retries: RetryPolicy;
+}): number {
+  return (
+    policy.retries.max_attempts * policy.timeout_seconds +
+    backoffSchedule(policy.retries).reduce((a, b) => a + b, 0)
+  );
 }
 
 /** Lock TTL for a job: `timeout_seconds + 30 s`, in ms. */
@@ -57,7 +78,8 @@ export function lockTtlMs(timeoutSeconds: number): number {
 }
 
 /** How one attempt ended. */
-export type AttemptClass = 'success' | 'app-rejected' | 'server-error' | 'network-error' | 'timeout';
+export type AttemptClass =
+  'success' | 'app-rejected' | 'server-error' | 'network-error' | 'timeout';
 
 /**
  * Classifies an HTTP status: 2xx success; 4xx app rejected (no retry); 5xx

@@ -209,7 +209,12 @@ export async function runFire(input: FireInput, deps: FireDeps): Promise<FireRes
       headers: attemptHeaders(input, attempt, clock.now(), hold?.fencingToken),
       body: input.job.request.body,
     };
-    emit({ event: 'attempt', terminal: false, attempt, ...(hold?.fencingToken !== undefined ? { fencingToken: hold.fencingToken } : {}) });
+    emit({
+      event: 'attempt',
+      terminal: false,
+      attempt,
+      ...(hold?.fencingToken !== undefined ? { fencingToken: hold.fencingToken } : {}),
+    });
     const attemptStart = clock.now();
     sent = attempt;
     let result: TransportResult;
@@ -217,7 +222,9 @@ export async function runFire(input: FireInput, deps: FireDeps): Promise<FireRes
       result = await transport.send(request, {
         timeoutMs: policy.timeout_seconds * 1000,
         maxBodyBytes: MAX_RESPONSE_BODY_BYTES,
-        ...(anySignal([signal, hold?.lost]) ? { signal: anySignal([signal, hold?.lost]) as AbortSignal } : {}),
+        ...(anySignal([signal, hold?.lost])
+          ? { signal: anySignal([signal, hold?.lost]) as AbortSignal }
+          : {}),
       });
     } finally {
       await hold?.release();
@@ -231,20 +238,37 @@ export async function runFire(input: FireInput, deps: FireDeps): Promise<FireRes
     if (cls === 'aborted') {
       if (signal?.aborted) return stopped(attempt);
       // the hold was lost mid-attempt: count it as a failed attempt and re-take the lock
-      result = { kind: 'network-error', message: 'lock lost during the attempt; connection closed' };
+      result = {
+        kind: 'network-error',
+        message: 'lock lost during the attempt; connection closed',
+      };
     }
     const status = result.kind === 'response' ? result.status : undefined;
     const excerpt = result.kind === 'response' ? result.bodyExcerpt : undefined;
     const err =
-      result.kind === 'network-error' ? result.message : result.kind === 'timeout' ? `timeout after ${policy.timeout_seconds}s` : undefined;
-    const base = { attempt, durationMs, ...(status !== undefined ? { status } : {}), ...(err ? { err } : {}) };
+      result.kind === 'network-error'
+        ? result.message
+        : result.kind === 'timeout'
+          ? `timeout after ${policy.timeout_seconds}s`
+          : undefined;
+    const base = {
+      attempt,
+      durationMs,
+      ...(status !== undefined ? { status } : {}),
+      ...(err ? { err } : {}),
+    };
     const finalClass = cls === 'aborted' ? 'network-error' : cls;
     if (finalClass === 'success') {
       emit({ event: 'success', terminal: true, ...base });
       return finish('success');
     }
     if (!isRetryable(finalClass)) {
-      emit({ event: 'app-rejected', terminal: true, ...base, ...(excerpt !== undefined ? { bodyExcerpt: excerpt } : {}) });
+      emit({
+        event: 'app-rejected',
+        terminal: true,
+        ...base,
+        ...(excerpt !== undefined ? { bodyExcerpt: excerpt } : {}),
+      });
       return finish('app-rejected');
     }
     const last = attempt === policy.retries.max_attempts;
@@ -259,6 +283,11 @@ export async function runFire(input: FireInput, deps: FireDeps): Promise<FireRes
     if (last) break;
     if (!(await clock.sleep((sleep as number) * 1000, signal))) return stopped(attempt + 1);
   }
-  emit({ event: 'retries-exhausted', terminal: true, attempt: sent, ...(lastStatus !== null ? { status: lastStatus } : {}) });
+  emit({
+    event: 'retries-exhausted',
+    terminal: true,
+    attempt: sent,
+    ...(lastStatus !== null ? { status: lastStatus } : {}),
+  });
   return finish('retries-exhausted');
 }

@@ -39,8 +39,7 @@ export interface Lease {
 
 /** Result of {@link LockBackend.acquire}: a lease, or who is in the way. */
 export type AcquireResult =
-  | { ok: true; lease: Lease }
-  | { ok: false; reason: 'contended'; holder: Holder | null };
+  { ok: true; lease: Lease } | { ok: false; reason: 'contended'; holder: Holder | null };
 
 /** Options of one acquisition. */
 export interface AcquireOptions {

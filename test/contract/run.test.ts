@@ -27,7 +27,12 @@ describe('run vocabulary', () => {
   });
 
   it('worst-case fire duration of the seed worked example is 1575 s', () => {
-    expect(worstCaseFireSeconds({ timeout_seconds: 300, retries: { max_attempts: 5, min_seconds: 5, max_seconds: 120 } })).toBe(1575);
+    expect(
+      worstCaseFireSeconds({
+        timeout_seconds: 300,
+        retries: { max_attempts: 5, min_seconds: 5, max_seconds: 120 },
+      }),
+    ).toBe(1575);
     expect(lockTtlMs(300)).toBe(330_000);
   });
 
@@ -79,6 +84,8 @@ describe('ids', () => {
 
   it('traceparent derives the trace id from the run id', () => {
     const id = uuidv7(Date.UTC(2026, 0, 1));
-    expect(traceparent(id, new Uint8Array(8).fill(1))).toBe(`00-${id.replace(/-/g, '')}-0101010101010101-01`);
+    expect(traceparent(id, new Uint8Array(8).fill(1))).toBe(
+      `00-${id.replace(/-/g, '')}-0101010101010101-01`,
+    );
   });
 });

@@ -1,11 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../src/contract/manifest/types.js';
 import { verify } from '../../src/contract/signature.js';
-import { runFire, type AttemptGuard, type FireEvent, type FireInput } from '../../src/fire/engine.js';
-import type { SendOptions, Transport, TransportRequest, TransportResult } from '../../src/fire/types.js';
+import {
+  runFire,
+  type AttemptGuard,
+  type FireEvent,
+  type FireInput,
+} from '../../src/fire/engine.js';
+import type {
+  SendOptions,
+  Transport,
+  TransportRequest,
+  TransportResult,
+} from '../../src/fire/types.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
-function job(overrides: Partial<Job['policy']['retries']> = {}, headers: Record<string, string> = {}): Job {
+function job(
+  overrides: Partial<Job['policy']['retries']> = {},
+  headers: Record<string, string> = {},
+): Job {
   return {
     name: 'settle',
     schedules: ['*/10 * * * *'],
@@ -35,7 +48,10 @@ function input(j: Job = job()): FireInput {
 }
 
 /** A transport that answers from a script and advances the fake clock per attempt. */
-function scripted(clock: FakeClock, results: TransportResult[]): Transport & { sent: TransportRequest[]; options: SendOptions[] } {
+function scripted(
+  clock: FakeClock,
+  results: TransportResult[],
+): Transport & { sent: TransportRequest[]; options: SendOptions[] } {
   const sent: TransportRequest[] = [];
   const options: SendOptions[] = [];
   return {
@@ -66,7 +82,12 @@ describe('runFire', () => {
     const t = scripted(clock, [{ kind: 'response', status: 422, bodyExcerpt: 'bad input' }, ok()]);
     const events: FireEvent[] = [];
     const r = await runFire(input(), { transport: t, clock, onEvent: (e) => events.push(e) });
-    expect(r).toMatchObject({ outcome: 'app-rejected', attempts: 1, lastStatus: 422, bodyExcerpt: 'bad input' });
+    expect(r).toMatchObject({
+      outcome: 'app-rejected',
+      attempts: 1,
+      lastStatus: 422,
+      bodyExcerpt: 'bad input',
+    });
     expect(t.sent).toHaveLength(1);
     expect(events.filter((e) => e.terminal).map((e) => e.event)).toEqual(['app-rejected']);
   });
@@ -81,7 +102,12 @@ describe('runFire', () => {
 
   it('retries exhausted with the exact capped exponential backoff', async () => {
     const clock = new FakeClock();
-    const t = scripted(clock, [ok(500), { kind: 'timeout' }, { kind: 'network-error', message: 'ECONNRESET' }, ok(502)]);
+    const t = scripted(clock, [
+      ok(500),
+      { kind: 'timeout' },
+      { kind: 'network-error', message: 'ECONNRESET' },
+      ok(502),
+    ]);
     const events: FireEvent[] = [];
     const r = await runFire(input(), { transport: t, clock, onEvent: (e) => events.push(e) });
     expect(r).toMatchObject({ outcome: 'retries-exhausted', attempts: 4, lastStatus: 502 });
@@ -118,7 +144,14 @@ describe('runFire', () => {
       expect(h['X-Cron-Previous-Success-Time']).toBe(String(Date.UTC(2025, 11, 31, 23, 50) / 1000));
       expect(h['traceparent']).toMatch(/^00-01928f7e000070008000000000000000-[0-9a-f]{16}-01$/);
       const sig = h['X-Cron-Signature'] as string;
-      const v = verify({ header: sig, secrets: ['s3cret'], method: 'POST', path: '/run?x=1', body: '{"a":1}', now: clock.now() / 1000 });
+      const v = verify({
+        header: sig,
+        secrets: ['s3cret'],
+        method: 'POST',
+        path: '/run?x=1',
+        body: '{"a":1}',
+        now: clock.now() / 1000,
+      });
       expect(v.ok).toBe(true);
       stamps.push(Number(/t=(\d+)/.exec(sig)?.[1]));
     });
@@ -129,7 +162,15 @@ describe('runFire', () => {
   it('static headers cannot override X-Cron-* or the other injected headers, in any letter case', async () => {
     const clock = new FakeClock();
     const t = scripted(clock, [ok()]);
-    const j = job({}, { 'x-cron-run-id': 'evil', 'X-CRON-ATTEMPT': '99', 'idempotency-key': 'k', Accept: 'application/json' });
+    const j = job(
+      {},
+      {
+        'x-cron-run-id': 'evil',
+        'X-CRON-ATTEMPT': '99',
+        'idempotency-key': 'k',
+        Accept: 'application/json',
+      },
+    );
     await runFire(input(j), { transport: t, clock });
     const h = t.sent[0]?.headers ?? {};
     const names = Object.keys(h).map((n) => n.toLowerCase());
@@ -146,12 +187,22 @@ describe('runFire', () => {
     const guard: AttemptGuard = {
       async acquire(attempt) {
         log.push(`acquire ${attempt}`);
-        if (attempt === 3) return { ok: false, outcome: 'lock-contended', message: 'held by pid 1' };
-        return { ok: true, fencingToken: 10 + attempt, release: async () => void log.push(`release ${attempt}`) };
+        if (attempt === 3)
+          return { ok: false, outcome: 'lock-contended', message: 'held by pid 1' };
+        return {
+          ok: true,
+          fencingToken: 10 + attempt,
+          release: async () => void log.push(`release ${attempt}`),
+        };
       },
     };
     const events: FireEvent[] = [];
-    const r = await runFire(input(), { transport: t, clock, guard, onEvent: (e) => events.push(e) });
+    const r = await runFire(input(), {
+      transport: t,
+      clock,
+      guard,
+      onEvent: (e) => events.push(e),
+    });
     expect(log).toEqual(['acquire 1', 'release 1', 'acquire 2', 'release 2', 'acquire 3']);
     expect(r).toMatchObject({ outcome: 'lock-contended', attempts: 2, fencingToken: 12 });
     expect(t.sent.map((s) => s.headers['X-Cron-Fencing-Token'])).toEqual(['11', '12']);
@@ -164,7 +215,13 @@ describe('runFire', () => {
     const r = await runFire(input(), {
       transport: t,
       clock,
-      guard: { acquire: async () => ({ ok: false, outcome: 'duplicate', message: 'run key already succeeded' }) },
+      guard: {
+        acquire: async () => ({
+          ok: false,
+          outcome: 'duplicate',
+          message: 'run key already succeeded',
+        }),
+      },
     });
     expect(r.outcome).toBe('duplicate');
     expect(t.sent).toHaveLength(0);
@@ -199,7 +256,9 @@ describe('runFire', () => {
 
   it('a 3xx is not followed and not retried', async () => {
     const clock = new FakeClock();
-    const t = scripted(clock, [{ kind: 'response', status: 302, bodyExcerpt: '', location: '/elsewhere' }]);
+    const t = scripted(clock, [
+      { kind: 'response', status: 302, bodyExcerpt: '', location: '/elsewhere' },
+    ]);
     const r = await runFire(input(), { transport: t, clock });
     expect(r).toMatchObject({ outcome: 'app-rejected', attempts: 1, lastStatus: 302 });
   });

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 /** Repository root. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The built CLI entry (`npm test` builds before running the suite). */
-export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../dist/bin/cronix.mjs', import.meta.url));
 
 export interface CliResult {
   status: number | null;

@@ -5,6 +5,7 @@ import {
   parseSchedule,
   toLocalRfc3339,
 } from '../../contract/schedule/index.js';
+import { parseInstant, rfc3339Utc } from '../../contract/run.js';
 import { EXIT, printJson, printLines, type OutputFormat } from '../output.js';
 
 /** Options of the command as commander hands them over. */
@@ -18,24 +19,6 @@ export interface NextOptions {
 /** Largest `-n` accepted. */
 export const MAX_COUNT = 10_000;
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-
-/** Parses `--from`: RFC 3339 or Unix seconds. Returns epoch ms or an error message. */
-export function parseInstant(text: string): number | string {
-  if (/^-?\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
-  if (RFC3339.test(text)) {
-    const ms = Date.parse(text.replace(' ', 'T'));
-    if (!Number.isNaN(ms)) return ms;
-  }
-  return `--from: expected an RFC 3339 instant (2026-03-29T01:00:00Z) or Unix seconds, found ${JSON.stringify(text)}`;
-}
-
-/** Formats an instant as RFC 3339 UTC without milliseconds when they are zero. */
-export function utcString(ms: number): string {
-  const iso = new Date(ms).toISOString();
-  return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso;
-}
-
 /** Runs the command and returns its exit code; `now` is the default `--from`. */
 export function nextCommand(schedule: string, options: NextOptions, now: number): number {
   const fail = (message: string): number => {
@@ -48,7 +31,11 @@ export function nextCommand(schedule: string, options: NextOptions, now: number)
   const zoneError = checkTimeZone(timezone);
   if (zoneError) return fail(`--tz: ${zoneError}`);
   const from = options.from === undefined ? now : parseInstant(options.from);
-  if (typeof from === 'string') return fail(from);
+  if (from === null) {
+    return fail(
+      `--from: expected an RFC 3339 instant (2026-03-29T01:00:00Z) or Unix seconds, found ${JSON.stringify(options.from)}`,
+    );
+  }
   const count = options.n === undefined ? 1 : Number(options.n);
   if (!Number.isInteger(count) || count < 1 || count > MAX_COUNT) {
     return fail(
@@ -56,7 +43,7 @@ export function nextCommand(schedule: string, options: NextOptions, now: number)
     );
   }
   const fires = nextFires(parsed.schedule, { timezone, from, count }).map((d) => ({
-    utc: utcString(d.getTime()),
+    utc: rfc3339Utc(d.getTime()),
     local: toLocalRfc3339(timezone, d.getTime()),
   }));
   if (options.output === 'json') {

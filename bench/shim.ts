@@ -1,0 +1,114 @@
+/**
+ * Per-fire overhead of `cronix trigger`: from spawning the process to the
+ * request arriving at a local HTTP sink, median and p95 over N fires, side by
+ * side in the same run with `curl` against the same sink and with `node -e 0`
+ * (spawn to exit: the floor of any Node process).
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseManifest } from '../src/contract/manifest/index.js';
+
+const CLI = fileURLToPath(new URL('../dist/bin/cronix.mjs', import.meta.url));
+
+export interface OverheadRow {
+  what: string;
+  medianMs: number;
+  p95Ms: number;
+  n: number;
+}
+
+const quantile = (xs: number[], q: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
+};
+
+function spawnTimed(
+  cmd: string,
+  args: string[],
+  env?: NodeJS.ProcessEnv,
+): Promise<{ start: number; exit: number; code: number | null }> {
+  const start = performance.now();
+  const child = spawn(cmd, args, { stdio: 'ignore', ...(env ? { env } : {}) });
+  return new Promise((resolve) =>
+    child.on('exit', (code) => resolve({ start, exit: performance.now(), code })),
+  );
+}
+
+/** Measures `n` fires of each kind, sequentially, on an idle sink. */
+export async function benchShimOverhead(n = 40): Promise<OverheadRow[]> {
+  let arrival = 0;
+  const server = createServer((req, res) => {
+    arrival = performance.now();
+    req.resume();
+    req.on('end', () => res.end('ok'));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/run`;
+
+  const root = mkdtempSync(join(tmpdir(), 'cronix-bench-'));
+  const specDir = join(root, 'jobs');
+  mkdirSync(specDir);
+  const parsed = parseManifest({
+    version: 1,
+    app: 'bench',
+    jobs: [{ name: 'fire', schedule: '* * * * *', request: { url } }],
+  });
+  if (!parsed.ok) throw new Error('bench manifest invalid');
+  writeFileSync(
+    join(specDir, 'bench.fire.json'),
+    JSON.stringify({
+      app: 'bench',
+      schedule_index: 0,
+      secret_refs: ['env:CRON_SECRET'],
+      job: parsed.manifest.jobs[0],
+    }),
+  );
+  const env = { PATH: process.env['PATH'], CRON_SECRET: 'bench-secret' };
+
+  const shim: number[] = [];
+  const curl: number[] = [];
+  const bare: number[] = [];
+  for (let i = 0; i < n + 3; i++) {
+    const warm = i < 3; // the first runs warm the page cache
+    const s = await spawnTimed(
+      process.execPath,
+      [
+        CLI,
+        'trigger',
+        'bench.fire',
+        '--spec-dir',
+        specDir,
+        '--lock-dir',
+        join(root, 'lock'),
+        '--state-dir',
+        join(root, 'state'),
+        '--fire-time',
+        String(1_767_225_600 + i * 60),
+      ],
+      env,
+    );
+    if (s.code !== 0) throw new Error(`shim exited ${s.code}`);
+    if (!warm) shim.push(arrival - s.start);
+    const c = await spawnTimed('curl', ['-s', '-o', '/dev/null', '-X', 'POST', url]);
+    if (!warm) curl.push(arrival - c.start);
+    const b = await spawnTimed(process.execPath, ['-e', '0']);
+    if (!warm) bare.push(b.exit - b.start);
+  }
+  server.close();
+  const row = (what: string, xs: number[]): OverheadRow => ({
+    what,
+    medianMs: quantile(xs, 0.5),
+    p95Ms: quantile(xs, 0.95),
+    n: xs.length,
+  });
+  return [
+    row('cronix trigger: spawn → request at the sink', shim),
+    row('curl: spawn → request at the sink', curl),
+    row('node -e 0: spawn → exit', bare),
+  ];
+}

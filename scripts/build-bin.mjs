@@ -1,0 +1,26 @@
+// Bundles the `cronix` binary with esbuild: one entry plus lazily loaded
+// chunks, so `cronix trigger` (run once per fire) parses only the shim's code
+// instead of resolving hundreds of module files. The library build (dist/ with
+// .d.ts files) stays plain tsc output.
+import { build } from 'esbuild';
+import { chmodSync, rmSync } from 'node:fs';
+
+rmSync('dist/bin', { recursive: true, force: true });
+await build({
+  entryPoints: { cronix: 'src/cli/main.ts' },
+  outdir: 'dist/bin',
+  outExtension: { '.js': '.mjs' },
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  // native addon: loaded from node_modules at run time
+  external: ['fs-ext'],
+  banner: {
+    js: "import { createRequire as __cronixCreateRequire } from 'node:module'; const require = __cronixCreateRequire(import.meta.url);",
+  },
+  sourcemap: 'linked',
+  logLevel: 'warning',
+});
+chmodSync('dist/bin/cronix.mjs', 0o755);

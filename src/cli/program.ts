@@ -1,0 +1,96 @@
+/**
+ * The `cronix` command line (every command but `trigger`, which `main.ts`
+ * routes to the shim before this file is loaded). Argument parsing only:
+ * every command lives in `commands/` and is imported lazily.
+ */
+import { createRequire } from 'node:module';
+import { Command, CommanderError, Option } from 'commander';
+import { EXIT, UsageError, outputFormat } from './output.js';
+
+const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
+
+const outputOption = (): Option =>
+  new Option('-o, --output <format>', 'output format: table or json').default('table');
+
+function build(): Command {
+  const program = new Command('cronix')
+    .description(
+      'Run periodic jobs across one host or a fleet without double-running or silently missing them.',
+    )
+    .version(pkg.version, '-V, --version', 'print the version')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+
+  program
+    .command('validate')
+    .description('validate a manifest file; exit 0 valid, 1 invalid, 2 usage')
+    .argument('<file>', 'manifest file (JSON)')
+    .addOption(outputOption())
+    .action(async (file: string, opts: { output: string }) => {
+      const { validateCommand } = await import('./commands/validate.js');
+      process.exitCode = await validateCommand(file, outputFormat(opts.output));
+    });
+
+  program
+    .command('next')
+    .description('print the next fire instants of a schedule')
+    .argument('<schedule>', 'cron expression, shortcut or @every (quote it)')
+    .option('--tz <zone>', 'IANA time zone whose wall clock decides matching', 'UTC')
+    .option('--from <instant>', 'reference instant, RFC 3339 or Unix seconds (default: now)')
+    .option('-n, --count <count>', 'how many fires to print', '1')
+    .addOption(outputOption())
+    .action(
+      async (
+        schedule: string,
+        opts: { tz: string; from?: string; count: string; output: string },
+      ) => {
+        const { nextCommand } = await import('./commands/next.js');
+        const format = outputFormat(opts.output);
+        process.exitCode = nextCommand(
+          schedule,
+          { tz: opts.tz, from: opts.from, n: opts.count, output: format },
+          Date.now(),
+        );
+      },
+    );
+
+  program
+    .command('trigger')
+    .description('fire one job once (run by the host scheduler); see "cronix trigger --help"')
+    .argument('<app.job>', 'the job to fire');
+
+  program
+    .command('version')
+    .description('print the version')
+    .addOption(outputOption())
+    .action((opts: { output: string }) => {
+      if (outputFormat(opts.output) === 'json')
+        process.stdout.write(`${JSON.stringify({ version: pkg.version })}\n`);
+      else process.stdout.write(`cronix ${pkg.version}\n`);
+    });
+
+  return program;
+}
+
+/** Parses `argv` (the full process.argv) and runs the command. */
+export async function run(argv: string[]): Promise<void> {
+  const program = build();
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // help and version displays exit 0; every other commander error is a usage error
+      process.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      return;
+    }
+    if (err instanceof UsageError) {
+      process.stderr.write(`error: ${err.message}\n`);
+      process.exitCode = EXIT.usage;
+      return;
+    }
+    process.stderr.write(
+      `error: internal error: ${err instanceof Error ? err.message : String(err)}\n`,
+    );
+    process.exitCode = EXIT.error;
+  }
+}

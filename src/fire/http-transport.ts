@@ -1,0 +1,280 @@
+/**
+ * The HTTP transport of the per-fire engine, on `node:http` / `node:https` (no third-party
+ * client: the trigger shim starts once per fire and these are built in).
+ *
+ * One `send` is one request (SPEC §5.6): the deadline covers connect, headers and the body
+ * read, and closes the connection when it passes; redirects are returned, never followed; the
+ * response body is read up to `maxBodyBytes` and the rest is left unread. `send` never throws
+ * or rejects: every outcome is a {@link TransportResult}.
+ */
+import http from 'node:http';
+import type https from 'node:https';
+import { StringDecoder } from 'node:string_decoder';
+import type { SendOptions, Transport, TransportRequest, TransportResult } from './types.js';
+
+/** Options of {@link createHttpTransport}. */
+export interface HttpTransportOptions {
+  /**
+   * Keep connections open between sends and reuse them (the daemon). Default `false`: every
+   * send opens a fresh connection and closes it after the response (the shim).
+   */
+  keepAlive?: boolean;
+  /** Most concurrent connections per origin; default unlimited (node's default). */
+  maxSockets?: number;
+}
+
+/** Headers the transport owns: the body framing is computed from the body itself. */
+const FRAMING_HEADERS = new Set(['content-length', 'transfer-encoding']);
+
+/** Longest single `setTimeout` delay node accepts; longer deadlines re-arm. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Longest `network-error` message kept, in characters. */
+const MAX_ERROR_MESSAGE = 300;
+
+type HttpsModule = typeof https;
+let httpsModule: Promise<HttpsModule> | undefined;
+
+/** Loads `node:https` on first use: it costs start-up time the shim pays only for https URLs. */
+function loadHttps(): Promise<HttpsModule> {
+  httpsModule ??= import('node:https').then((m) => m.default);
+  return httpsModule;
+}
+
+/**
+ * Creates a {@link Transport} that sends each attempt with `node:http` / `node:https`.
+ *
+ * The transport owns its agents (one per protocol, created on first use): `close()` destroys
+ * them and every connection they hold. The request's headers are sent as given, except
+ * `Content-Length` / `Transfer-Encoding`, which the transport sets from the body
+ * (`Content-Length` for a non-empty body; none for an empty one, where node itself adds
+ * `Content-Length: 0` on methods that carry a body). Node also adds `Host` and `Connection`
+ * when absent.
+ */
+export function createHttpTransport(options: HttpTransportOptions = {}): Transport {
+  const agentOptions: http.AgentOptions = { keepAlive: options.keepAlive ?? false };
+  if (options.maxSockets !== undefined) agentOptions.maxSockets = options.maxSockets;
+  let httpAgent: http.Agent | undefined;
+  let httpsAgent: https.Agent | undefined;
+
+  const agentFor = async (protocol: string): Promise<{ agent: http.Agent; lib: HttpLib }> => {
+    if (protocol === 'http:') {
+      httpAgent ??= new http.Agent(agentOptions);
+      return { agent: httpAgent, lib: http };
+    }
+    const lib = await loadHttps();
+    httpsAgent ??= new lib.Agent(agentOptions);
+    return { agent: httpsAgent, lib };
+  };
+
+  return {
+    async send(request, sendOptions) {
+      if (sendOptions.signal?.aborted) return { kind: 'aborted' };
+      let url: URL;
+      try {
+        url = new URL(request.url);
+      } catch {
+        return { kind: 'network-error', message: 'invalid URL' };
+      }
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+        return { kind: 'network-error', message: `unsupported URL scheme ${url.protocol}` };
+      }
+      try {
+        const { agent, lib } = await agentFor(url.protocol);
+        return await sendOnce(lib, agent, url, request, sendOptions);
+      } catch (err) {
+        // Only reachable through a bug or an exotic runtime failure: keep the promise resolving.
+        return { kind: 'network-error', message: describeError(err) };
+      }
+    },
+    close() {
+      httpAgent?.destroy();
+      httpsAgent?.destroy();
+      return Promise.resolve();
+    },
+  };
+}
+
+/** The `request` function of `node:http` or `node:https`. */
+interface HttpLib {
+  request(
+    url: URL,
+    options: http.RequestOptions,
+    callback: (res: http.IncomingMessage) => void,
+  ): http.ClientRequest;
+}
+
+/** Sends one request and settles exactly once; every path destroys what it leaves unread. */
+function sendOnce(
+  lib: HttpLib,
+  agent: http.Agent,
+  url: URL,
+  request: TransportRequest,
+  options: SendOptions,
+): Promise<TransportResult> {
+  return new Promise<TransportResult>((resolve) => {
+    const started = performance.now();
+    const { signal } = options;
+    let req: http.ClientRequest | undefined;
+    let res: http.IncomingMessage | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    let settled = false;
+
+    const settle = (result: TransportResult, destroy: boolean): void => {
+      if (settled) return;
+      settled = true;
+      if (timer !== undefined) clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      if (destroy) {
+        // Error listeners stay attached (they ignore late events), so destroying is safe.
+        res?.destroy();
+        req?.destroy();
+      }
+      resolve(result);
+    };
+
+    // Safety net: a close with no 'end' or 'error' must not wait for the deadline. Deferred,
+    // because node emits the 'error' that explains a close on a later tick.
+    const closedEarly = (what: string): void => {
+      if (settled) return;
+      setImmediate(() => {
+        const message = `connection closed before the ${what} was read`;
+        settle({ kind: 'network-error', message }, true);
+      });
+    };
+
+    function onAbort(): void {
+      settle({ kind: 'aborted' }, true);
+    }
+
+    // setTimeout may fire a little early by the loop's cached clock: re-arm until the full
+    // deadline has passed, so an attempt always gets at least `timeoutMs`.
+    const timeoutMs = Number.isNaN(options.timeoutMs) ? 0 : options.timeoutMs;
+    const armDeadline = (): void => {
+      const left = timeoutMs - (performance.now() - started);
+      if (left <= 0) return settle({ kind: 'timeout' }, true);
+      timer = setTimeout(armDeadline, Math.min(Math.ceil(left), MAX_TIMER_MS));
+    };
+
+    if (signal?.aborted) return settle({ kind: 'aborted' }, false);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    armDeadline();
+    if (settled) return;
+
+    const body = Buffer.from(request.body, 'utf8');
+    const headers = framedHeaders(request.headers, body.length);
+    try {
+      req = lib.request(url, { method: request.method, headers, agent }, (response) => {
+        res = response;
+        response.on('error', (err) => settle(networkError(err, 'response body'), true));
+        response.on('close', () => closedEarly('response body'));
+        readExcerpt(response, options.maxBodyBytes, (excerpt, complete) => {
+          const location = response.headers.location;
+          const result: TransportResult = {
+            kind: 'response',
+            status: response.statusCode ?? 0,
+            bodyExcerpt: excerpt,
+          };
+          if (location !== undefined) result.location = location;
+          // A complete body leaves the connection reusable; a capped one is cut off unread.
+          settle(result, !complete);
+        });
+      });
+    } catch (err) {
+      // Invalid method or header (e.g. a control character) is thrown synchronously by node.
+      return settle(
+        { kind: 'network-error', message: `invalid request: ${describeError(err)}` },
+        true,
+      );
+    }
+    req.on('error', (err) => settle(networkError(err, undefined), true));
+    req.on('close', () => {
+      if (res === undefined) closedEarly('response');
+    });
+    req.end(body.length > 0 ? body : undefined);
+  });
+}
+
+/**
+ * The request's headers minus any framing headers, plus `content-length` for a non-empty body.
+ * Names keep their case; node sends them as given.
+ */
+function framedHeaders(
+  given: Readonly<Record<string, string>>,
+  bodyBytes: number,
+): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(given)) {
+    if (!FRAMING_HEADERS.has(name.toLowerCase())) headers[name] = value;
+  }
+  if (bodyBytes > 0) headers['content-length'] = String(bodyBytes);
+  return headers;
+}
+
+/**
+ * Reads up to `maxBytes` of the body, then stops reading. Calls `done` once with the UTF-8
+ * excerpt (an incomplete trailing character of a capped body is dropped, so the excerpt is at
+ * most `maxBytes` bytes) and whether the body was read to its end.
+ */
+function readExcerpt(
+  response: http.IncomingMessage,
+  maxBytes: number,
+  done: (excerpt: string, complete: boolean) => void,
+): void {
+  const decoder = new StringDecoder('utf8');
+  const limit = Math.max(0, Math.floor(maxBytes));
+  let text = '';
+  let kept = 0;
+  let finished = false;
+  const finish = (complete: boolean): void => {
+    if (finished) return;
+    finished = true;
+    response.removeListener('data', onData);
+    if (complete) text += decoder.end();
+    done(text, complete);
+  };
+  function onData(chunk: Buffer): void {
+    const take = Math.min(chunk.length, limit - kept);
+    if (take > 0) text += decoder.write(take === chunk.length ? chunk : chunk.subarray(0, take));
+    kept += take;
+    if (kept >= limit && take < chunk.length) finish(false);
+  }
+  response.on('data', onData);
+  response.on('end', () => finish(true));
+  // Nothing to keep: do not wait for a body that may be large or never end.
+  if (limit === 0) finish(false);
+}
+
+/** A `network-error` result with a short message; `during` names the phase when not connect. */
+function networkError(err: unknown, during: string | undefined): TransportResult {
+  const message = describeError(err);
+  return {
+    kind: 'network-error',
+    message: during === undefined ? message : `${during}: ${message}`,
+  };
+}
+
+/** `CODE: text` of an error, no stack, at most {@link MAX_ERROR_MESSAGE} characters. */
+function describeError(err: unknown): string {
+  let code: string | undefined;
+  let text: string;
+  if (err instanceof Error) {
+    code =
+      typeof (err as NodeJS.ErrnoException).code === 'string'
+        ? (err as NodeJS.ErrnoException).code
+        : undefined;
+    text = err.message;
+    // Happy-eyeballs connects report an AggregateError with an empty message.
+    if (text === '' && err instanceof AggregateError) {
+      const first: unknown = err.errors[0];
+      if (first instanceof Error) text = first.message;
+    }
+  } else {
+    text = String(err);
+  }
+  const full =
+    code !== undefined && !text.includes(code)
+      ? `${code}: ${text}`
+      : text || code || 'unknown error';
+  return full.length > MAX_ERROR_MESSAGE ? `${full.slice(0, MAX_ERROR_MESSAGE - 1)}…` : full;
+}

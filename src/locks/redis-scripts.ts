@@ -1,0 +1,89 @@
+/**
+ * The Lua scripts of the Redis lock backend. Each runs atomically on the
+ * server, so "check the token, then act" can never interleave with another
+ * client. Registered on the connection with ioredis `defineCommand` (EVALSHA,
+ * falling back to EVAL when the server's script cache is empty).
+ */
+import type { Redis } from 'ioredis';
+
+/**
+ * Take the lock if free. KEYS: lock, fence, holder. ARGV: token, ttl ms,
+ * holder JSON. Returns `{1, fencingToken}` or `{0, holderJson|''}`.
+ */
+export const ACQUIRE_LUA = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  local fence = redis.call('INCR', KEYS[2])
+  redis.call('SET', KEYS[3], ARGV[3], 'PX', ARGV[2])
+  return {1, fence}
+end
+return {0, redis.call('GET', KEYS[3]) or ''}
+`;
+
+/** Extend lock and holder TTL while the token is ours. KEYS: lock, holder. ARGV: token, ttl ms. */
+export const REFRESH_LUA = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+  return 1
+end
+return 0
+`;
+
+/** Delete lock and holder while the token is ours. KEYS: lock, holder. ARGV: token. */
+export const RELEASE_LUA = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1], KEYS[2])
+  return 1
+end
+return 0
+`;
+
+/**
+ * Record a succeeded run. KEYS: done, last-success. ARGV: success time (unix
+ * s), done TTL (s). `last-success` only moves forward (a late, older success
+ * never hides a newer one) and does not expire.
+ */
+export const MARK_SUCCEEDED_LUA = `
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+local prev = tonumber(redis.call('GET', KEYS[2]) or '')
+if prev == nil or tonumber(ARGV[1]) > prev then
+  redis.call('SET', KEYS[2], ARGV[1])
+end
+return 1
+`;
+
+/** The scripted commands, as typed methods on the connection. */
+export interface LockCommands {
+  /** Runs {@link ACQUIRE_LUA}. */
+  cronixAcquire(
+    lock: string,
+    fence: string,
+    holder: string,
+    token: string,
+    ttlMs: number,
+    holderJson: string,
+  ): Promise<[number, number | string]>;
+  /** Runs {@link REFRESH_LUA}: 1 if extended, 0 if the lock is not ours. */
+  cronixRefresh(lock: string, holder: string, token: string, ttlMs: number): Promise<number>;
+  /** Runs {@link RELEASE_LUA}: 1 if deleted, 0 if the lock is not ours. */
+  cronixRelease(lock: string, holder: string, token: string): Promise<number>;
+  /** Runs {@link MARK_SUCCEEDED_LUA}. */
+  cronixMarkSucceeded(
+    done: string,
+    lastSuccess: string,
+    unixSeconds: number,
+    ttlSeconds: number,
+  ): Promise<number>;
+}
+
+/** A connection with the lock scripts registered. */
+export type ScriptedRedis = Redis & LockCommands;
+
+/** Registers the lock scripts on `redis` and returns it, typed. */
+export function defineLockScripts(redis: Redis): ScriptedRedis {
+  redis.defineCommand('cronixAcquire', { numberOfKeys: 3, lua: ACQUIRE_LUA });
+  redis.defineCommand('cronixRefresh', { numberOfKeys: 2, lua: REFRESH_LUA });
+  redis.defineCommand('cronixRelease', { numberOfKeys: 2, lua: RELEASE_LUA });
+  redis.defineCommand('cronixMarkSucceeded', { numberOfKeys: 2, lua: MARK_SUCCEEDED_LUA });
+  return redis as ScriptedRedis;
+}

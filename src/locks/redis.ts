@@ -1,0 +1,323 @@
+/**
+ * Global-scope locks (SPEC §5.5) on Redis, fail closed. Keys (prefix default
+ * `cronix:`):
+ *
+ * - `<prefix>lock:<key>`: random 128-bit token of the holder, `SET NX PX ttl`;
+ * - `<prefix>fence:<key>`: `INCR`ed on every acquisition; the lease's fencing
+ *   token, strictly increasing, never expires;
+ * - `<prefix>holder:<key>`: holder JSON, same TTL as the lock;
+ * - `<prefix>done:<run key>`, `<prefix>last-success:<key>`: duplicate
+ *   suppression (§5.8).
+ *
+ * Acquire, refresh and release are single Lua scripts (`redis-scripts.ts`):
+ * refresh and release act only while the stored token is still ours, so a
+ * holder whose lease expired can never extend or delete its successor's.
+ * Any connection problem rejects with {@link LockUnavailableError}; nothing
+ * is queued or retried behind the caller's back.
+ */
+import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
+import { Redis } from 'ioredis';
+import { decodeHolder, encodeHolder, validateLockKey } from './codec.js';
+import { type ScriptedRedis, defineLockScripts } from './redis-scripts.js';
+import { parseRedisUrl } from './redis-url.js';
+import {
+  type AcquireOptions,
+  type AcquireResult,
+  type Holder,
+  type Lease,
+  type LockBackend,
+  LockConfigError,
+  LockUnavailableError,
+} from './types.js';
+
+export { parseRedisUrl, redactRedisUrl, type RedisTarget } from './redis-url.js';
+
+/** Options of {@link RedisBackend.connect}. */
+export interface RedisBackendOptions {
+  /** Prefix of every key (the shim passes `$CRONIX_REDIS_PREFIX`); default `cronix:`. */
+  prefix?: string;
+  /** Deadline for connecting (TCP, TLS, AUTH, SELECT), ms; default 2000. */
+  connectTimeoutMs?: number;
+  /** Deadline for each command, ms; default 2000. A timed-out command fails closed. */
+  commandTimeoutMs?: number;
+}
+
+/** Default key prefix. */
+export const DEFAULT_REDIS_PREFIX = 'cronix:';
+/** Default connect and command deadline, ms. */
+export const DEFAULT_REDIS_TIMEOUT_MS = 2000;
+/** Default lifetime of a `done:<run key>` marker: 30 days. */
+export const DEFAULT_DONE_TTL_SECONDS = 30 * 86_400;
+
+/** Reply errors that no retry will fix: credentials, ACLs, foreign data under our keys. */
+const CONFIG_REPLY = /^(WRONGPASS|NOAUTH|NOPERM|WRONGTYPE|ERR DB index|ERR invalid password)/;
+
+function replyText(err: unknown): string | undefined {
+  return err instanceof Error && err.name === 'ReplyError' ? err.message : undefined;
+}
+
+function reason(err: unknown): string {
+  if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string') {
+    return err.code;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Connection state shared by a backend and its leases. */
+interface Link {
+  redis: ScriptedRedis;
+  endpoint: string;
+  lastError: Error | undefined;
+}
+
+/** Runs one command; maps every failure to LockUnavailableError or LockConfigError. */
+async function call<T>(link: Link, what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    const reply = replyText(err);
+    if (reply !== undefined && CONFIG_REPLY.test(reply)) {
+      throw new LockConfigError(`redis at ${link.endpoint} refused ${what}: ${reply}`, {
+        cause: err,
+      });
+    }
+    const last = link.lastError === undefined ? '' : ` (last error: ${reason(link.lastError)})`;
+    throw new LockUnavailableError(
+      `redis at ${link.endpoint} unavailable during ${what}: ${reply ?? reason(err)}${last}`,
+      { cause: err },
+    );
+  }
+}
+
+/** A held Redis lock, identified by its random token. */
+class RedisLease implements Lease {
+  #released = false;
+
+  constructor(
+    readonly key: string,
+    readonly fencingToken: number,
+    private readonly link: Link,
+    private readonly keys: { lock: string; holder: string },
+    private readonly token: string,
+    private readonly ttlMs: number,
+  ) {}
+
+  /** Extends lock and holder to `ttlMs` from now; false once the lock is not ours. */
+  async refresh(): Promise<boolean> {
+    if (this.#released) return false;
+    const { redis } = this.link;
+    const { lock, holder } = this.keys;
+    const r = await call(this.link, 'refresh', () =>
+      redis.cronixRefresh(lock, holder, this.token, this.ttlMs),
+    );
+    return r === 1;
+  }
+
+  /** Deletes lock and holder if still ours; false if not (expired, taken, released). */
+  async release(): Promise<boolean> {
+    if (this.#released) return false;
+    const { redis } = this.link;
+    const { lock, holder } = this.keys;
+    const r = await call(this.link, 'release', () => redis.cronixRelease(lock, holder, this.token));
+    this.#released = true; // only after a definite answer, so a failed release can be retried
+    return r === 1;
+  }
+}
+
+function connectFailure(endpoint: string, err: unknown): Error {
+  const reply = replyText(err);
+  if (reply !== undefined) {
+    const code = reply.split(' ', 1)[0] ?? reply;
+    if (/^(WRONGPASS|NOAUTH|NOPERM|ERR)/.test(reply)) {
+      return new LockConfigError(
+        `redis at ${endpoint} rejected the connection (${code}): check the user, password and ` +
+          `database in the redis URL (--lock-backend or CRONIX_REDIS_URL)`,
+        { cause: err },
+      );
+    }
+    return new LockUnavailableError(`redis at ${endpoint} unavailable: ${code}`, { cause: err });
+  }
+  return new LockUnavailableError(`redis at ${endpoint} unreachable: ${reason(err)}`, {
+    cause: err,
+  });
+}
+
+/**
+ * Global-scope {@link LockBackend} on one Redis server (standalone; not
+ * Cluster). Create it with {@link RedisBackend.connect}; one connection per
+ * backend, closed by {@link RedisBackend.close}.
+ */
+export class RedisBackend implements LockBackend {
+  /** Always `global`: every host sees the same Redis. */
+  readonly scope = 'global' as const;
+  /** The key prefix in use. */
+  readonly prefix: string;
+  readonly #link: Link;
+
+  private constructor(link: Link, prefix: string) {
+    this.#link = link;
+    this.prefix = prefix;
+  }
+
+  /** `host:port` of the server, for logs (never carries credentials). */
+  get endpoint(): string {
+    return this.#link.endpoint;
+  }
+
+  /**
+   * Connects to the Redis at `url`, failing fast and closed: no offline queue,
+   * no reconnection, no per-request retry.
+   * @throws {LockConfigError} for a malformed URL (message redacted) or
+   *   rejected credentials / database.
+   * @throws {LockUnavailableError} when the server cannot be reached within
+   *   `connectTimeoutMs` ("redis at h:6379 unreachable: ECONNREFUSED").
+   */
+  static async connect(url: string, options: RedisBackendOptions = {}): Promise<RedisBackend> {
+    const target = parseRedisUrl(url);
+    const endpoint = `${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`;
+    const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS;
+    const redis = new Redis({
+      host: target.host,
+      port: target.port,
+      db: target.db,
+      username: target.username,
+      password: target.password,
+      tls: target.tls ? (isIP(target.host) ? {} : { servername: target.host }) : undefined,
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      reconnectOnError: () => false,
+      autoResubscribe: false,
+      connectTimeout: connectTimeoutMs,
+      commandTimeout: options.commandTimeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS,
+    });
+    const link: Link = { redis: defineLockScripts(redis), endpoint, lastError: undefined };
+    redis.on('error', (err: Error) => {
+      link.lastError = err;
+    });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        redis.connect(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`timed out after ${connectTimeoutMs} ms`)),
+            connectTimeoutMs,
+          );
+        }),
+      ]);
+    } catch (err) {
+      redis.disconnect();
+      throw connectFailure(endpoint, link.lastError ?? err);
+    } finally {
+      clearTimeout(timer);
+    }
+    return new RedisBackend(link, options.prefix ?? DEFAULT_REDIS_PREFIX);
+  }
+
+  #key(kind: 'lock' | 'fence' | 'holder' | 'done' | 'last-success', id: string): string {
+    return `${this.prefix}${kind}:${id}`;
+  }
+
+  /**
+   * Tries once to take `key` for `ttlMs` (one Lua script: SET NX PX, INCR the
+   * fence, store the holder). The lease carries the new fencing token.
+   * @throws {LockUnavailableError} when Redis cannot be reached.
+   * @throws {LockConfigError} for an invalid key or `ttlMs`.
+   */
+  async acquire(key: string, options: AcquireOptions): Promise<AcquireResult> {
+    validateLockKey(key);
+    if (!Number.isFinite(options.ttlMs) || options.ttlMs < 1) {
+      throw new LockConfigError(`lock TTL must be a positive number of ms, got ${options.ttlMs}`);
+    }
+    const ttlMs = Math.ceil(options.ttlMs);
+    const token = randomBytes(16).toString('hex');
+    const keys = { lock: this.#key('lock', key), holder: this.#key('holder', key) };
+    const { redis } = this.#link;
+    const [ok, value] = await call(this.#link, 'acquire', () =>
+      redis.cronixAcquire(
+        keys.lock,
+        this.#key('fence', key),
+        keys.holder,
+        token,
+        ttlMs,
+        encodeHolder(options.holder),
+      ),
+    );
+    if (ok !== 1) {
+      return { ok: false, reason: 'contended', holder: decodeHolder(String(value)) };
+    }
+    const lease = new RedisLease(key, Number(value), this.#link, keys, token, ttlMs);
+    return { ok: true, lease };
+  }
+
+  /** Reads the holder recorded for `key`; null if none (free, or holder unparsable). */
+  async holder(key: string): Promise<Holder | null> {
+    validateLockKey(key);
+    const { redis } = this.#link;
+    const text = await call(this.#link, 'holder', () => redis.get(this.#key('holder', key)));
+    return decodeHolder(text);
+  }
+
+  /**
+   * Records that run `runKey` of lock key `lockKey` succeeded at
+   * `successTimeMs`: `done:<runKey>` (expires after `ttlSeconds`) and
+   * `last-success:<lockKey>` (unix seconds; only moves forward, no expiry).
+   * @throws {LockUnavailableError} when Redis cannot be reached.
+   */
+  async markSucceeded(
+    runKey: string,
+    successTimeMs: number,
+    lockKey: string,
+    ttlSeconds = DEFAULT_DONE_TTL_SECONDS,
+  ): Promise<void> {
+    validateLockKey(lockKey);
+    if (runKey === '') throw new LockConfigError('run key is empty');
+    const { redis } = this.#link;
+    await call(this.#link, 'markSucceeded', () =>
+      redis.cronixMarkSucceeded(
+        this.#key('done', runKey),
+        this.#key('last-success', lockKey),
+        Math.floor(successTimeMs / 1000),
+        Math.max(1, Math.ceil(ttlSeconds)),
+      ),
+    );
+  }
+
+  /**
+   * True when {@link markSucceeded} recorded `runKey` (within its TTL).
+   * @throws {LockUnavailableError} when Redis cannot be reached.
+   */
+  async hasSucceeded(runKey: string): Promise<boolean> {
+    const { redis } = this.#link;
+    const n = await call(this.#link, 'hasSucceeded', () => redis.exists(this.#key('done', runKey)));
+    return n === 1;
+  }
+
+  /**
+   * Last recorded success of `lockKey`, epoch ms (whole seconds), or null.
+   * @throws {LockUnavailableError} when Redis cannot be reached.
+   */
+  async lastSuccess(lockKey: string): Promise<number | null> {
+    validateLockKey(lockKey);
+    const { redis } = this.#link;
+    const text = await call(this.#link, 'lastSuccess', () =>
+      redis.get(this.#key('last-success', lockKey)),
+    );
+    const seconds = text === null ? NaN : Number(text);
+    return Number.isFinite(seconds) ? seconds * 1000 : null;
+  }
+
+  /** Closes the connection (QUIT, or a hard disconnect if that fails). Leases left expire by TTL. */
+  async close(): Promise<void> {
+    const { redis } = this.#link;
+    if (redis.status === 'end') return;
+    try {
+      await redis.quit();
+    } catch {
+      redis.disconnect();
+    }
+  }
+}
