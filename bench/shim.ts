@@ -73,6 +73,8 @@ export async function benchShimOverhead(n = 40): Promise<OverheadRow[]> {
   const shim: number[] = [];
   const curl: number[] = [];
   const bare: number[] = [];
+  const nodeHttp: number[] = [];
+  const nodeRequest = `require('http').request(${JSON.stringify(url)}, { method: 'POST' }, (r) => r.resume()).end()`;
   for (let i = 0; i < n + 3; i++) {
     const warm = i < 3; // the first runs warm the page cache
     const s = await spawnTimed(
@@ -98,6 +100,8 @@ export async function benchShimOverhead(n = 40): Promise<OverheadRow[]> {
     if (!warm) curl.push(arrival - c.start);
     const b = await spawnTimed(process.execPath, ['-e', '0']);
     if (!warm) bare.push(b.exit - b.start);
+    const h = await spawnTimed(process.execPath, ['-e', nodeRequest]);
+    if (!warm) nodeHttp.push(arrival - h.start);
   }
   server.close();
   const row = (what: string, xs: number[]): OverheadRow => ({
@@ -110,5 +114,6 @@ export async function benchShimOverhead(n = 40): Promise<OverheadRow[]> {
     row('cronix trigger: spawn → request at the sink', shim),
     row('curl: spawn → request at the sink', curl),
     row('node -e 0: spawn → exit', bare),
+    row('node -e "http.request(…)": spawn → request at the sink', nodeHttp),
   ];
 }

@@ -3,10 +3,10 @@
 // instead of resolving hundreds of module files. The library build (dist/ with
 // .d.ts files) stays plain tsc output.
 import { build } from 'esbuild';
-import { chmodSync, rmSync } from 'node:fs';
+import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 
 rmSync('dist/bin', { recursive: true, force: true });
-await build({
+const result = await build({
   entryPoints: { cronix: 'src/cli/main.ts' },
   outdir: 'dist/bin',
   outExtension: { '.js': '.mjs' },
@@ -22,5 +22,8 @@ await build({
   },
   sourcemap: 'linked',
   logLevel: 'warning',
+  metafile: true,
 });
+// kept for the test that proves `cronix trigger` loads only the shim's code
+writeFileSync('dist/bin/meta.json', JSON.stringify(result.metafile));
 chmodSync('dist/bin/cronix.mjs', 0o755);

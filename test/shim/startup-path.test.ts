@@ -1,0 +1,69 @@
+/**
+ * `cronix trigger` runs once per fire, so its start-up path must load only
+ * the shim's code: not commander, not the manifest schema (TypeBox), not
+ * Redis (global scope imports it lazily), not the reconciler, daemon or HTTP
+ * layers. Checked on the real bundle's esbuild metafile.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { expect, it } from 'vitest';
+
+interface Meta {
+  outputs: Record<
+    string,
+    {
+      imports: { path: string; kind: string; external?: boolean }[];
+      inputs: Record<string, unknown>;
+    }
+  >;
+}
+
+const META = fileURLToPath(new URL('../../dist/bin/meta.json', import.meta.url));
+
+/** Inputs reachable from the chunk holding `entryInput` through static imports only. */
+function staticInputs(meta: Meta, entryInput: string): Set<string> {
+  const start = Object.keys(meta.outputs).find(
+    (o) => entryInput in (meta.outputs[o]?.inputs ?? {}),
+  );
+  if (!start) throw new Error(`${entryInput} is in no output chunk`);
+  const seen = new Set<string>();
+  const inputs = new Set<string>();
+  const queue = [start];
+  while (queue.length > 0) {
+    const chunk = queue.pop() as string;
+    if (seen.has(chunk)) continue;
+    seen.add(chunk);
+    const out = meta.outputs[chunk];
+    if (!out) {
+      inputs.add(chunk); // an external package
+      continue;
+    }
+    for (const input of Object.keys(out.inputs)) inputs.add(input);
+    for (const imp of out.imports) if (imp.kind === 'import-statement') queue.push(imp.path);
+  }
+  return inputs;
+}
+
+it('the trigger path statically loads only the shim, the engine, the contract and flock', () => {
+  expect(existsSync(META), 'run "npm run build" first').toBe(true);
+  const meta = JSON.parse(readFileSync(META, 'utf8')) as Meta;
+  const inputs = [...staticInputs(meta, 'src/shim/main.ts')];
+  expect(inputs).toContain('src/shim/trigger.ts');
+  expect(inputs).toContain('src/fire/engine.ts');
+  const forbidden = inputs.filter((i) =>
+    /src\/(reconcile|daemon|http|cli\/program|cli\/commands)|node_modules\/(commander|@sinclair|ioredis)|src\/contract\/manifest\/(schema|structural|parse)\.ts/.test(
+      i,
+    ),
+  );
+  expect(forbidden).toEqual([]);
+});
+
+it('the CLI entry routes trigger before loading commander', () => {
+  const meta = JSON.parse(readFileSync(META, 'utf8')) as Meta;
+  const inputs = [...staticInputs(meta, 'src/cli/main.ts')];
+  expect(inputs.filter((i) => /commander|src\/cli\/program|src\/shim/.test(i))).toEqual([]);
+  // positive control: the traversal does see packages where they are loaded
+  expect(
+    [...staticInputs(meta, 'src/cli/program.ts')].some((i) => i.includes('node_modules/commander')),
+  ).toBe(true);
+});
