@@ -8,20 +8,18 @@
  * Lock files are never deleted: unlinking a lock file lets a second process
  * lock a fresh inode while a first still holds the old one.
  */
-import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   constants,
   mkdirSync,
   openSync,
   readFileSync,
-  renameSync,
   statSync,
   unlinkSync,
-  writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
 import { flockSync } from 'fs-ext';
+import { writeFileAtomic } from '../io/atomic.js';
 import { decodeHolder, encodeHolder, validateLockKey } from './codec.js';
 import {
   type AcquireOptions,
@@ -263,18 +261,7 @@ export class FlockBackend implements LockBackend {
 
   /** Writes the sidecar atomically: a temp file in the same directory, then rename(2). */
   #writeHolder(holderFile: string, holder: Holder): void {
-    const tmp = `${holderFile}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    try {
-      writeFileSync(tmp, `${encodeHolder(holder)}\n`, { mode: 0o644 });
-      renameSync(tmp, holderFile);
-    } catch (err) {
-      try {
-        unlinkSync(tmp);
-      } catch {
-        // Nothing to clean up.
-      }
-      throw err;
-    }
+    writeFileAtomic(holderFile, `${encodeHolder(holder)}\n`, 0o644);
   }
 
   /** Reads the holder sidecar of `key`; null when missing or unparsable. */

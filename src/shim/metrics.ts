@@ -4,9 +4,9 @@
  * atomically (temp file in DIR, then rename), with the job's last outcome,
  * attempts, duration, last success time and fire count.
  */
-import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FireOutcome } from '../contract/run.js';
+import { writeFileAtomic } from '../io/atomic.js';
 
 const OUTCOMES: readonly FireOutcome[] = [
   'success',
@@ -66,8 +66,6 @@ export function renderTextfile(m: FireMetrics): string {
 export function writeTextfile(dir: string, m: FireMetrics): string {
   const name = `cronix_${m.app}_${m.job}.prom`.replace(/-/g, '_');
   const path = join(dir, name);
-  const tmp = join(dir, `.${name}.${process.pid}.tmp`);
-  writeFileSync(tmp, renderTextfile(m));
-  renameSync(tmp, path);
+  writeFileAtomic(path, renderTextfile(m));
   return path;
 }

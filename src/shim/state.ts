@@ -5,16 +5,9 @@
  * corrupt anything), pruned to the newest 1000.
  */
 import { createHash } from 'node:crypto';
-import {
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../io/atomic.js';
 
 /**
  * Where a job's succeeded run keys and last success live: this host's state
@@ -74,9 +67,7 @@ export class HostState implements RunRecords {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    const tmp = join(this.dir, `.last-success.${process.pid}`);
-    writeFileSync(tmp, String(atMs));
-    renameSync(tmp, join(this.dir, 'last-success'));
+    writeFileAtomic(join(this.dir, 'last-success'), String(atMs));
     this.prune();
   }
 
@@ -109,9 +100,7 @@ export class HostState implements RunRecords {
     } catch {
       n = 0;
     }
-    const tmp = join(this.dir, `.fires.${process.pid}`);
-    writeFileSync(tmp, String(n + 1));
-    renameSync(tmp, path);
+    writeFileAtomic(path, String(n + 1));
     return n + 1;
   }
 }

@@ -56,6 +56,24 @@ function job(dirs: ShimDirs, policy: Record<string, unknown> = {}): string {
   return `app.${name}`;
 }
 
+/** Starts a process that holds the job's host lock as `host` and ignores SIGTERM. */
+async function holdLock(dirs: ShimDirs, target: string, host: string) {
+  const holder = spawn(
+    process.execPath,
+    [
+      fileURLToPath(new URL('./fixtures/hold-flock.mjs', import.meta.url)),
+      dirs.lockDir,
+      target,
+      host,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let out = '';
+  holder.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  while (!out.includes('locked')) await once(holder.stdout!, 'data');
+  return { holder, output: () => out };
+}
+
 describe('host scope (flock)', () => {
   it('two shims of one Forbid job: exactly one runs, the other exits 4 with lock-contended', async () => {
     const dirs = shimDirs();
@@ -121,25 +139,13 @@ describe('host scope (flock)', () => {
   it('Replace exits 4 when the holder ignores SIGTERM past max(timeout/2, 5) s', async () => {
     const dirs = shimDirs();
     const target = job(dirs, { concurrency: 'Replace', timeout_seconds: 4 });
-    const holder = spawn(
-      process.execPath,
-      [
-        fileURLToPath(new URL('./fixtures/hold-flock.mjs', import.meta.url)),
-        dirs.lockDir,
-        target,
-        'host-a',
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    let out = '';
-    holder.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-    while (!out.includes('locked')) await once(holder.stdout!, 'data');
+    const { holder, output } = await holdLock(dirs, target, 'host-a');
     const before = sink.requests.length;
     const started = Date.now();
     const b = await runShim(target, dirArgs(dirs), { CRONIX_HOST_ID: 'host-a' });
     const waited = Date.now() - started;
     holder.kill('SIGKILL');
-    expect(out).toContain('ignored SIGTERM');
+    expect(output()).toContain('ignored SIGTERM');
     expect(b.code).toBe(4);
     expect(b.lines.at(-1)?.['err']).toMatch(/did not release the lock within 5s/);
     expect(waited).toBeGreaterThanOrEqual(5000);
@@ -149,23 +155,11 @@ describe('host scope (flock)', () => {
   it('Replace does not signal a holder on another host', async () => {
     const dirs = shimDirs();
     const target = job(dirs, { concurrency: 'Replace' });
-    const holder = spawn(
-      process.execPath,
-      [
-        fileURLToPath(new URL('./fixtures/hold-flock.mjs', import.meta.url)),
-        dirs.lockDir,
-        target,
-        'other-host',
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    let out = '';
-    holder.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-    while (!out.includes('locked')) await once(holder.stdout!, 'data');
+    const { holder, output } = await holdLock(dirs, target, 'other-host');
     const b = await runShim(target, dirArgs(dirs), { CRONIX_HOST_ID: 'host-a' });
     holder.kill('SIGKILL');
     expect(b.code).toBe(4);
-    expect(out).not.toContain('ignored SIGTERM');
+    expect(output()).not.toContain('ignored SIGTERM');
   });
 
   it('duplicate suppression: the same --fire-time twice → the second sends nothing and exits 0', async () => {

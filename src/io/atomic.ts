@@ -1,0 +1,31 @@
+/**
+ * Atomic file replacement: write a temp file in the same directory, then
+ * rename(2) it over the target, so a reader (node_exporter, the next shim, a
+ * host scheduler) sees the old content or the new one, never half a file.
+ */
+import { randomBytes } from 'node:crypto';
+import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+/**
+ * Replaces `path` with `data` atomically; the temp file is removed on failure.
+ * The temp name starts with a dot and ends in `.tmp`, so globs such as
+ * `*.prom` or `*.json` never pick it up.
+ */
+export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o644): void {
+  const tmp = join(
+    dirname(path),
+    `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+  );
+  try {
+    writeFileSync(tmp, data, { mode });
+    renameSync(tmp, path);
+  } catch (err) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // nothing to clean up
+    }
+    throw err;
+  }
+}
