@@ -5,7 +5,9 @@
  */
 import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
+import { registerDaemonCommands } from './daemon-commands.js';
 import { EXIT, UsageError, outputFormat } from './output.js';
+import { registerReconcileCommands } from './reconcile-commands.js';
 
 const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -53,6 +55,9 @@ function build(): Command {
         );
       },
     );
+
+  registerReconcileCommands(program);
+  registerDaemonCommands(program);
 
   program
     .command('trigger')

@@ -1,0 +1,85 @@
+/**
+ * The backend seam of the reconciler (SPEC §6). A backend installs one owned
+ * entry per (app, job, schedule index) into a host scheduler (crontab,
+ * systemd timers, Kubernetes CronJobs, EventBridge Scheduler), carrying an
+ * ownership marker with app, job, index and change hash. Every backend passes
+ * the shared contract suite in `test/reconcile/contract.ts`.
+ */
+import type { Job } from '../contract/manifest/types.js';
+
+/** Backend names of `--backend`. */
+export type BackendName = 'crontab' | 'systemd' | 'kubernetes' | 'aws-scheduler';
+
+/** One entry the manifest wants installed. */
+export interface DesiredEntry {
+  /** `cronix-<app>-<job>-<index>`: the entry's name in the backend. */
+  id: string;
+  app: string;
+  job: string;
+  scheduleIndex: number;
+  /** Change hash of (job, schedule index): 16 hex characters. */
+  hash: string;
+  /** The schedule at `scheduleIndex`, as written. */
+  schedule: string;
+  /** The job in canonical form (what the spec file carries). */
+  spec: Job;
+  /** Secret refs the shim resolves (from `--secret-ref`, else the job's `auth.secret_refs`). */
+  secretRefs: string[];
+}
+
+/** One entry found in the backend carrying our ownership marker. */
+export interface OwnedEntry {
+  id: string;
+  app: string;
+  job: string;
+  scheduleIndex: number;
+  hash: string;
+}
+
+/** What `apply` executes, in this order: deletes, then updates, then creates. */
+export interface ChangeSet {
+  deletes: OwnedEntry[];
+  updates: DesiredEntry[];
+  creates: DesiredEntry[];
+}
+
+/** Thrown when the backend cannot be reached (exit 3). */
+export class BackendUnreachableError extends Error {
+  override name = 'BackendUnreachableError';
+}
+
+/** Thrown when the target cannot be written (permissions, read-only file system): exit 1. */
+export class BackendWriteError extends Error {
+  override name = 'BackendWriteError';
+}
+
+/** A host scheduler cronix can reconcile onto. */
+export interface Backend {
+  readonly name: BackendName;
+  /**
+   * Why this backend cannot express `entry` faithfully (a time zone the cron
+   * daemon cannot honour, a DOM/DOW combination a dialect cannot state,
+   * `Enqueue` without a daemon…), or null when it can. Called for every
+   * desired entry at plan time; any refusal stops the plan with nothing written.
+   */
+  refuse(entry: DesiredEntry): string | null;
+  /**
+   * Entries carrying our ownership marker, optionally only those of `app`.
+   * Entries without the marker are never returned.
+   * @throws {BackendUnreachableError}
+   */
+  list(app?: string): Promise<OwnedEntry[]>;
+  /**
+   * Applies a change set atomically where the backend allows (a crontab file
+   * is replaced in one rename; API backends apply entry by entry in the
+   * given order). Never touches entries without our marker. An empty change
+   * set must change nothing at all (no write, no reload, no API call).
+   * @throws {BackendUnreachableError | BackendWriteError}
+   */
+  apply(changes: ChangeSet): Promise<void>;
+}
+
+/** The entry id of (app, job, index). */
+export function entryId(app: string, job: string, scheduleIndex: number): string {
+  return `cronix-${app}-${job}-${scheduleIndex}`;
+}
