@@ -15,8 +15,8 @@ const result = await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  // native addon: loaded from node_modules at run time
-  external: ['fs-ext'],
+  // native addons (and pino, whose worker files cannot be bundled): loaded from node_modules
+  external: ['fs-ext', 'better-sqlite3', 'pino'],
   banner: {
     js: "import { createRequire as __cronixCreateRequire } from 'node:module'; const require = __cronixCreateRequire(import.meta.url);",
   },

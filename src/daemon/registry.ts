@@ -1,0 +1,62 @@
+/**
+ * The jobs the daemon runs, built from normalized manifests: parsed
+ * schedules, change hashes, effective policies and resolved secrets.
+ */
+import { jobChangeHash } from '../contract/manifest/change-hash.js';
+import { effectivePolicy, isJobEnabled, type EffectivePolicy } from '../contract/manifest/effective.js';
+import type { Job, Manifest } from '../contract/manifest/types.js';
+import { parseSchedule, type Schedule } from '../contract/schedule/index.js';
+import type { CatchupPolicy, OverlapPolicy } from './policy.js';
+
+/** One job as the scheduler sees it. */
+export interface RegisteredJob {
+  /** `app/job`. */
+  key: string;
+  app: string;
+  job: Job;
+  policy: EffectivePolicy;
+  overlap: OverlapPolicy;
+  catchup: CatchupPolicy;
+  schedules: Schedule[];
+  /** Change hash per schedule index. */
+  hashes: string[];
+  enabled: boolean;
+}
+
+/** `app/job` key. */
+export const jobKey = (app: string, job: string): string => `${app}/${job}`;
+
+/** Builds the registry; a later manifest with the same app replaces an earlier one's jobs. */
+export function buildRegistry(manifests: readonly Manifest[]): Map<string, RegisteredJob> {
+  const jobs = new Map<string, RegisteredJob>();
+  for (const m of manifests) {
+    for (const job of m.jobs) {
+      const policy = effectivePolicy(job);
+      const schedules = job.schedules.map((s) => {
+        const r = parseSchedule(s);
+        if (!r.ok) throw new Error(`${m.app}/${job.name}: ${r.error}`); // manifests are validated first
+        return r.schedule;
+      });
+      jobs.set(jobKey(m.app, job.name), {
+        key: jobKey(m.app, job.name),
+        app: m.app,
+        job,
+        policy,
+        overlap: {
+          concurrency: policy.concurrency,
+          maxConcurrent: policy.max_concurrent,
+          queueMax: policy.queue_max,
+        },
+        catchup: {
+          mode: policy.catchup.mode,
+          windowSeconds: policy.catchup.window_seconds,
+          maxRuns: policy.catchup.max_runs,
+        },
+        schedules,
+        hashes: job.schedules.map((_, i) => jobChangeHash(m.app, job, i)),
+        enabled: isJobEnabled(job),
+      });
+    }
+  }
+  return jobs;
+}
