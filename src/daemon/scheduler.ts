@@ -326,7 +326,10 @@ export class Scheduler {
       const { job, admission } = planned[i]!;
       this.events.emit('run-recorded', run);
       out.push({ run, admission });
-      if (run.phase === 'ended') this.metrics.runEnded(job.key, run);
+      if (run.phase === 'ended') {
+        this.metrics.runEnded(job.key, run);
+        this.events.emit('run-ended', run);
+      }
       else if (run.phase === 'queued') this.dispatcher.enqueue(job.key, run);
       else {
         if (admission === 'replace') this.dispatcher.stopOldest(job.key);

@@ -110,7 +110,10 @@ export interface Store {
   /** Paused jobs as `app/job` strings. */
   pausedJobs(): Promise<Set<string>>;
   setPaused(app: string, job: string, paused: boolean): Promise<void>;
-  /** Counts of runs by outcome for a job since an instant (for the completeness gauge). */
+  /**
+   * Counts of runs by outcome for a job since an instant (for the completeness
+   * gauge): runs with an outcome whose `scheduledTime >= since`.
+   */
   outcomeCounts(
     app: string,
     job: string,

@@ -1,0 +1,33 @@
+/** Run rows for the store tests; no vitest import, so child processes can use it too. */
+import { randomUUID } from 'node:crypto';
+import type { NewRun } from '../../src/daemon/store/types.js';
+
+/** A fixed instant: 2026-01-01T00:00:00.123Z. */
+export const T0 = 1_767_225_600_123;
+
+let counter = 0;
+
+/** A queued scheduled run of `app/job` with unique id and run key; override anything. */
+export function newRun(overrides: Partial<NewRun> = {}): NewRun {
+  const n = ++counter;
+  const app = overrides.app ?? 'billing';
+  const job = overrides.job ?? 'settle';
+  return {
+    id: randomUUID(),
+    runKey: `${app}/${job}#${new Date(T0 + n * 60_000).toISOString()}#h${n}`,
+    app,
+    job,
+    scheduleIndex: 0,
+    scheduledTime: T0 + n * 60_000,
+    trigger: 'schedule',
+    phase: 'queued',
+    outcome: null,
+    attempts: 0,
+    lastStatus: null,
+    createdAt: T0 + n * 60_000 + 5,
+    startedAt: null,
+    endedAt: null,
+    dueAt: null,
+    ...overrides,
+  };
+}

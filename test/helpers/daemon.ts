@@ -1,0 +1,65 @@
+/**
+ * An in-process daemon for tests: the real Scheduler, a real SQLite ledger in
+ * a temp dir, the real HTTP transport, and an injected clock.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseManifest } from '../../src/contract/manifest/index.js';
+import type { Manifest } from '../../src/contract/manifest/types.js';
+import type { DaemonEvents } from '../../src/daemon/events.js';
+import { Scheduler } from '../../src/daemon/scheduler.js';
+import { openSqliteStore } from '../../src/daemon/store/sqlite.js';
+import type { RunRecord, Store } from '../../src/daemon/store/types.js';
+import { createHttpTransport } from '../../src/fire/http-transport.js';
+import type { Clock } from '../../src/fire/types.js';
+
+/** A manifest from raw jobs (normalized by the real parser). */
+export function manifest(app: string, jobs: Record<string, unknown>[]): Manifest {
+  const r = parseManifest({ version: 1, app, jobs: jobs.map((j) => ({ auth: { secret_refs: ['raw:test-secret'] }, ...j })) });
+  if (!r.ok) throw new Error(JSON.stringify(r.errors));
+  return r.manifest;
+}
+
+export interface TestDaemon {
+  scheduler: Scheduler;
+  store: Store;
+  dbPath: string;
+  /** Ended runs, in end order. */
+  ended: RunRecord[];
+  /** Resolves when `n` runs have ended in total. */
+  waitEnded(n: number, timeoutMs?: number): Promise<RunRecord[]>;
+  stop(): Promise<void>;
+}
+
+/** Starts a scheduler over a (new or given) SQLite file. */
+export async function startTestDaemon(clock: Clock, manifests: Manifest[], dbPath = join(mkdtempSync(join(tmpdir(), 'cronix-daemon-')), 'ledger.sqlite')): Promise<TestDaemon> {
+  const store = await openSqliteStore(dbPath);
+  const transport = createHttpTransport({ keepAlive: true });
+  const scheduler = new Scheduler({ store, clock, transport, secretsFor: () => ['test-secret'], random: () => 0.5 });
+  const ended: RunRecord[] = [];
+  const waiters: { n: number; resolve: () => void }[] = [];
+  scheduler.events.on('run-ended', (run: DaemonEvents['run-ended'][0]) => {
+    ended.push(run);
+    for (const w of waiters.filter((w) => ended.length >= w.n)) w.resolve();
+  });
+  await scheduler.start(manifests);
+  return {
+    scheduler,
+    store,
+    dbPath,
+    ended,
+    waitEnded(n, timeoutMs = 10_000) {
+      if (ended.length >= n) return Promise.resolve(ended);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`only ${ended.length} of ${n} runs ended`)), timeoutMs);
+        waiters.push({ n, resolve: () => (clearTimeout(timer), resolve(ended)) });
+      });
+    },
+    async stop() {
+      await scheduler.stop(2000);
+      await store.close();
+      await transport.close?.();
+    },
+  };
+}
