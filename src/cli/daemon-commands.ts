@@ -5,37 +5,62 @@
 import { Option, type Command } from 'commander';
 import { outputFormat } from './output.js';
 
-const out = (): Option => new Option('-o, --output <format>', 'output format: table or json').default('table');
-const url = (): Option => new Option('--url <url>', 'daemon URL (default $CRONIX_URL or http://127.0.0.1:7070)');
-const tokenFile = (): Option => new Option('--token-file <file>', 'API token file (default $CRONIX_TOKEN, else .cronix/token)');
+const out = (): Option =>
+  new Option('-o, --output <format>', 'output format: table or json').default('table');
+const url = (): Option =>
+  new Option('--url <url>', 'daemon URL (default $CRONIX_URL or http://127.0.0.1:7070)');
+const tokenFile = (): Option =>
+  new Option('--token-file <file>', 'API token file (default $CRONIX_TOKEN, else .cronix/token)');
 
 interface ClientFlags {
   output: string;
   url?: string;
   tokenFile?: string;
 }
-const client = (f: ClientFlags) => ({ output: outputFormat(f.output), ...(f.url ? { url: f.url } : {}), ...(f.tokenFile ? { tokenFile: f.tokenFile } : {}) });
+const client = (f: ClientFlags) => ({
+  output: outputFormat(f.output),
+  ...(f.url ? { url: f.url } : {}),
+  ...(f.tokenFile ? { tokenFile: f.tokenFile } : {}),
+});
 
 /** Adds the daemon commands to `program`. */
 export function registerDaemonCommands(program: Command): void {
   program
     .command('serve')
-    .description('run the scheduler daemon: fire the manifests\' jobs, keep a durable ledger, serve the API and metrics')
+    .description(
+      "run the scheduler daemon: fire the manifests' jobs, keep a durable ledger, serve the API and metrics",
+    )
     .argument('[manifests...]', 'manifest files')
     .option('--data-dir <dir>', 'ledger and token directory', './.cronix')
     .option('--listen <host:port>', 'HTTP API address', '127.0.0.1:7070')
-    .option('--token-file <file>', 'bearer token for mutations (default: generated into the data dir at first start, mode 0600)')
+    .option(
+      '--token-file <file>',
+      'bearer token for mutations (default: generated into the data dir at first start, mode 0600)',
+    )
     .option('--no-auth', 'no token for mutations (loopback addresses only)')
     .option('--grace-period <seconds>', 'on SIGTERM, how long running attempts may finish', '30')
-    .action(async (manifests: string[], o: { dataDir: string; listen: string; tokenFile?: string; auth: boolean; gracePeriod: string }) => {
-      const { serveCommand } = await import('./commands/serve.js');
-      process.exitCode = await serveCommand(manifests, o);
-    });
+    .action(
+      async (
+        manifests: string[],
+        o: {
+          dataDir: string;
+          listen: string;
+          tokenFile?: string;
+          auth: boolean;
+          gracePeriod: string;
+        },
+      ) => {
+        const { serveCommand } = await import('./commands/serve.js');
+        process.exitCode = await serveCommand(manifests, o);
+      },
+    );
 
   program
     .command('jobs')
-    .description('list the daemon\'s jobs with next fire and state')
-    .addOption(out()).addOption(url()).addOption(tokenFile())
+    .description("list the daemon's jobs with next fire and state")
+    .addOption(out())
+    .addOption(url())
+    .addOption(tokenFile())
     .action(async (f: ClientFlags) => {
       const { jobsCommand } = await import('./commands/client.js');
       process.exitCode = await jobsCommand(client(f));
@@ -47,10 +72,17 @@ export function registerDaemonCommands(program: Command): void {
     .option('--job <app.job>', 'only this job')
     .option('--outcome <outcome>', 'only this outcome (success, app_rejected, skipped, …)')
     .option('--limit <n>', 'at most n runs (1..1000)')
-    .addOption(out()).addOption(url()).addOption(tokenFile())
+    .addOption(out())
+    .addOption(url())
+    .addOption(tokenFile())
     .action(async (f: ClientFlags & { job?: string; outcome?: string; limit?: string }) => {
       const { runsCommand } = await import('./commands/client.js');
-      process.exitCode = await runsCommand({ ...client(f), ...(f.job ? { job: f.job } : {}), ...(f.outcome ? { outcome: f.outcome } : {}), ...(f.limit ? { limit: f.limit } : {}) });
+      process.exitCode = await runsCommand({
+        ...client(f),
+        ...(f.job ? { job: f.job } : {}),
+        ...(f.outcome ? { outcome: f.outcome } : {}),
+        ...(f.limit ? { limit: f.limit } : {}),
+      });
     });
 
   program
@@ -59,18 +91,30 @@ export function registerDaemonCommands(program: Command): void {
     .argument('<app.job>', 'the job')
     .option('--at <instant>', 'RFC 3339 instant')
     .option('--after <delay>', 'delay such as 90s, 5m, 2h')
-    .addOption(out()).addOption(url()).addOption(tokenFile())
+    .addOption(out())
+    .addOption(url())
+    .addOption(tokenFile())
     .action(async (t: string, f: ClientFlags & { at?: string; after?: string }) => {
       const { startCommand } = await import('./commands/client.js');
-      process.exitCode = await startCommand(t, { ...client(f), ...(f.at ? { at: f.at } : {}), ...(f.after ? { after: f.after } : {}) });
+      process.exitCode = await startCommand(t, {
+        ...client(f),
+        ...(f.at ? { at: f.at } : {}),
+        ...(f.after ? { after: f.after } : {}),
+      });
     });
 
   for (const action of ['cancel', 'replay'] as const) {
     program
       .command(action)
-      .description(action === 'cancel' ? 'cancel a queued, delayed or running run' : 'start a new run for an ended one')
+      .description(
+        action === 'cancel'
+          ? 'cancel a queued, delayed or running run'
+          : 'start a new run for an ended one',
+      )
       .argument('<run-id>', 'run id')
-      .addOption(out()).addOption(url()).addOption(tokenFile())
+      .addOption(out())
+      .addOption(url())
+      .addOption(tokenFile())
       .action(async (id: string, f: ClientFlags) => {
         const { runActionCommand } = await import('./commands/client.js');
         process.exitCode = await runActionCommand(action, id, client(f));
@@ -80,9 +124,15 @@ export function registerDaemonCommands(program: Command): void {
   for (const action of ['pause', 'resume'] as const) {
     program
       .command(action)
-      .description(action === 'pause' ? 'stop scheduled fires of a job (manual triggers still work)' : 'resume scheduled fires of a job')
+      .description(
+        action === 'pause'
+          ? 'stop scheduled fires of a job (manual triggers still work)'
+          : 'resume scheduled fires of a job',
+      )
       .argument('<app.job>', 'the job')
-      .addOption(out()).addOption(url()).addOption(tokenFile())
+      .addOption(out())
+      .addOption(url())
+      .addOption(tokenFile())
       .action(async (t: string, f: ClientFlags) => {
         const { pauseCommand } = await import('./commands/client.js');
         process.exitCode = await pauseCommand(action, t, client(f));

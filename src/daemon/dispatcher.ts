@@ -121,7 +121,9 @@ export class Dispatcher {
     let patch: RunPatch;
     if (secrets.length === 0) {
       patch = { phase: 'ended', outcome: 'internal_error', endedAt: clock.now() };
-      this.deps.events.emit('warning', { msg: `${job.key}: no secret resolved; requests must be signed` });
+      this.deps.events.emit('warning', {
+        msg: `${job.key}: no secret resolved; requests must be signed`,
+      });
     } else {
       const lastSuccess = await this.deps.store.lastSuccess(job.app, job.job.name);
       const result = await runFire(
@@ -161,7 +163,9 @@ export class Dispatcher {
   /** Queues a ledger update for the next group commit; resolves once it is durable. */
   record(run: RunRecord, patch: RunPatch): Promise<void> {
     this.pending.push({ id: run.id, patch });
-    this.scheduled ??= new Promise<void>((resolve) => setTimeout(resolve, 5)).then(() => this.flush());
+    this.scheduled ??= new Promise<void>((resolve) => setTimeout(resolve, 5)).then(() =>
+      this.flush(),
+    );
     return this.scheduled;
   }
 

@@ -61,14 +61,24 @@ class Completeness {
 export class DaemonMetrics {
   readonly registry = new Registry();
   private readonly completeness = new Completeness();
-  private readonly dispatch = new Counter({ name: 'cronix_scheduler_dispatch_total', help: 'Fires and manual triggers by admission result.', labelNames: ['job', 'result'], registers: [this.registry] });
+  private readonly dispatch = new Counter({
+    name: 'cronix_scheduler_dispatch_total',
+    help: 'Fires and manual triggers by admission result.',
+    labelNames: ['job', 'result'],
+    registers: [this.registry],
+  });
   private readonly lag = new Histogram({
     name: 'cronix_scheduler_dispatch_lag_seconds',
     help: 'Dispatch time minus scheduled time.',
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [this.registry],
   });
-  private readonly runs = new Counter({ name: 'cronix_job_run_total', help: 'Ended runs by outcome.', labelNames: ['job', 'outcome'], registers: [this.registry] });
+  private readonly runs = new Counter({
+    name: 'cronix_job_run_total',
+    help: 'Ended runs by outcome.',
+    labelNames: ['job', 'outcome'],
+    registers: [this.registry],
+  });
   private readonly duration = new Histogram({
     name: 'cronix_job_run_duration_seconds',
     help: 'Duration of runs that started attempts.',
@@ -76,11 +86,36 @@ export class DaemonMetrics {
     buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600],
     registers: [this.registry],
   });
-  private readonly duplicates = new Counter({ name: 'cronix_job_duplicate_suppressed_total', help: 'Fires not dispatched because their run key already succeeded.', labelNames: ['job'], registers: [this.registry] });
-  private readonly backfill = new Counter({ name: 'cronix_job_backfill_total', help: 'Catch-up runs after downtime.', labelNames: ['job'], registers: [this.registry] });
-  private readonly missed = new Counter({ name: 'cronix_job_missed_total', help: 'Fires missed during downtime and not caught up.', labelNames: ['job'], registers: [this.registry] });
-  private readonly depth = new Gauge({ name: 'cronix_job_queue_depth', help: 'Runs waiting in the Enqueue queue.', labelNames: ['job'], registers: [this.registry] });
-  private readonly active = new Gauge({ name: 'cronix_job_active_runs', help: 'Runs currently running.', labelNames: ['job'], registers: [this.registry] });
+  private readonly duplicates = new Counter({
+    name: 'cronix_job_duplicate_suppressed_total',
+    help: 'Fires not dispatched because their run key already succeeded.',
+    labelNames: ['job'],
+    registers: [this.registry],
+  });
+  private readonly backfill = new Counter({
+    name: 'cronix_job_backfill_total',
+    help: 'Catch-up runs after downtime.',
+    labelNames: ['job'],
+    registers: [this.registry],
+  });
+  private readonly missed = new Counter({
+    name: 'cronix_job_missed_total',
+    help: 'Fires missed during downtime and not caught up.',
+    labelNames: ['job'],
+    registers: [this.registry],
+  });
+  private readonly depth = new Gauge({
+    name: 'cronix_job_queue_depth',
+    help: 'Runs waiting in the Enqueue queue.',
+    labelNames: ['job'],
+    registers: [this.registry],
+  });
+  private readonly active = new Gauge({
+    name: 'cronix_job_active_runs',
+    help: 'Runs currently running.',
+    labelNames: ['job'],
+    registers: [this.registry],
+  });
 
   constructor(now: () => number) {
     const completeness = this.completeness;
@@ -117,8 +152,13 @@ export class DaemonMetrics {
     this.runs.inc({ job: key, outcome: run.outcome });
     if (run.outcome === 'duplicate') this.duplicates.inc({ job: key });
     if (run.outcome === 'missed') this.missed.inc({ job: key });
-    if (run.startedAt !== null && run.endedAt !== null) this.duration.observe({ job: key }, (run.endedAt - run.startedAt) / 1000);
-    if (run.outcome === 'success' && (run.trigger === 'schedule' || run.trigger === 'catchup') && run.endedAt !== null) {
+    if (run.startedAt !== null && run.endedAt !== null)
+      this.duration.observe({ job: key }, (run.endedAt - run.startedAt) / 1000);
+    if (
+      run.outcome === 'success' &&
+      (run.trigger === 'schedule' || run.trigger === 'catchup') &&
+      run.endedAt !== null
+    ) {
       this.completeness.succeed(key, run.scheduledTime);
     }
   }

@@ -55,7 +55,11 @@ export interface CatchupPolicy {
  * now and those to record as `missed`: only fires within the window count;
  * `latest` runs the newest of them, `all` the newest `maxRuns` in order.
  */
-export function selectCatchup(missed: readonly number[], now: number, policy: CatchupPolicy): { run: number[]; missed: number[] } {
+export function selectCatchup(
+  missed: readonly number[],
+  now: number,
+  policy: CatchupPolicy,
+): { run: number[]; missed: number[] } {
   if (policy.mode === 'none' || missed.length === 0) return { run: [], missed: [...missed] };
   const cutoff = policy.windowSeconds === null ? -Infinity : now - policy.windowSeconds * 1000;
   const eligible = missed.filter((t) => t >= cutoff);
@@ -80,7 +84,7 @@ export function jitterMs(
   let offset = 0;
   if (stableSeconds > 0) {
     const h = createHash('sha256').update(`${ref.app}/${ref.job}/${ref.scheduleIndex}`).digest();
-    offset += (h.readUInt32BE(0) % (stableSeconds * 1000 + 1));
+    offset += h.readUInt32BE(0) % (stableSeconds * 1000 + 1);
   }
   if (randomSeconds > 0) offset += Math.floor(random * randomSeconds * 1000);
   if (nextNominal !== null) offset = Math.min(offset, Math.max(0, nextNominal - nominal - 1000));

@@ -3,7 +3,11 @@
  * schedules, change hashes, effective policies and resolved secrets.
  */
 import { jobChangeHash } from '../contract/manifest/change-hash.js';
-import { effectivePolicy, isJobEnabled, type EffectivePolicy } from '../contract/manifest/effective.js';
+import {
+  effectivePolicy,
+  isJobEnabled,
+  type EffectivePolicy,
+} from '../contract/manifest/effective.js';
 import type { Job, Manifest } from '../contract/manifest/types.js';
 import { parseSchedule, type Schedule } from '../contract/schedule/index.js';
 import type { CatchupPolicy, OverlapPolicy } from './policy.js';

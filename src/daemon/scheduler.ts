@@ -117,7 +117,10 @@ export class Scheduler {
     const { store, clock } = this.deps;
     await store.migrate();
     const crashed = await store.endCrashed(clock.now());
-    if (crashed > 0) this.events.emit('warning', { msg: `${crashed} run(s) left running by a crash were ended as crashed` });
+    if (crashed > 0)
+      this.events.emit('warning', {
+        msg: `${crashed} run(s) left running by a crash were ended as crashed`,
+      });
     this.paused = new Set(await store.pausedJobs());
     this.registry = buildRegistry(manifests);
     for (const run of await store.queuedRuns()) {
@@ -174,28 +177,42 @@ export class Scheduler {
         if (last === null) checkpoints.push({ ...ref, at: now });
         else if (catchUp && job.enabled && !this.paused.has(job.key)) {
           const missed: number[] = [];
-          for (let t = nextFire(job.schedules[index]!, job.job.timezone, last); t !== null && t <= now; t = nextFire(job.schedules[index]!, job.job.timezone, t)) {
+          for (
+            let t = nextFire(job.schedules[index]!, job.job.timezone, last);
+            t !== null && t <= now;
+            t = nextFire(job.schedules[index]!, job.job.timezone, t)
+          ) {
             missed.push(t);
             if (missed.length >= MAX_MISSED_PER_SCHEDULE) break;
           }
           const chosen = selectCatchup(missed, now, job.catchup);
           for (const t of chosen.missed) {
-            records.push(this.newRun(job, index, t, 'schedule', { phase: 'ended', outcome: 'missed', endedAt: now }));
+            records.push(
+              this.newRun(job, index, t, 'schedule', {
+                phase: 'ended',
+                outcome: 'missed',
+                endedAt: now,
+              }),
+            );
             this.metrics.expected(job.key, t);
           }
           for (const t of chosen.run) catchupRuns.push({ job, index, nominal: t });
-          if (missed.length > 0) checkpoints.push({ ...ref, at: missed[missed.length - 1] as number });
+          if (missed.length > 0)
+            checkpoints.push({ ...ref, at: missed[missed.length - 1] as number });
         }
         this.pushNext(job, index, Math.max(now, last ?? now));
       }
     }
     if (records.length > 0) {
-      for (const r of await store.insertRuns(records)) this.metrics.runEnded(jobKey(r.app, r.job), r);
+      for (const r of await store.insertRuns(records))
+        this.metrics.runEnded(jobKey(r.app, r.job), r);
     }
     if (checkpoints.length > 0) await store.setCheckpoints(checkpoints);
     for (const c of catchupRuns) {
       this.metrics.backfilled(c.job.key);
-      await this.admitFires([{ job: c.job, index: c.index, nominal: c.nominal, trigger: 'catchup' }]);
+      await this.admitFires([
+        { job: c.job, index: c.index, nominal: c.nominal, trigger: 'catchup' },
+      ]);
     }
   }
 
@@ -207,12 +224,25 @@ export class Scheduler {
     let at = nominal;
     if (stable_seconds > 0 || random_seconds > 0) {
       const following = nextFire(schedule, job.job.timezone, nominal);
-      at += jitterMs({ app: job.app, job: job.job.name, scheduleIndex: index }, stable_seconds, random_seconds, (this.deps.random ?? Math.random)(), nominal, following);
+      at += jitterMs(
+        { app: job.app, job: job.job.name, scheduleIndex: index },
+        stable_seconds,
+        random_seconds,
+        (this.deps.random ?? Math.random)(),
+        nominal,
+        following,
+      );
     }
     this.heap.push({ at, kind: 'fire', key: job.key, index, nominal, generation: this.generation });
   }
 
-  private newRun(job: RegisteredJob, index: number | null, nominal: number, trigger: NewRun['trigger'], extra: Partial<NewRun> = {}): NewRun {
+  private newRun(
+    job: RegisteredJob,
+    index: number | null,
+    nominal: number,
+    trigger: NewRun['trigger'],
+    extra: Partial<NewRun> = {},
+  ): NewRun {
     const now = this.deps.clock.now();
     const hash = job.hashes[index ?? 0] as string;
     return {
@@ -277,7 +307,12 @@ export class Scheduler {
       const job = this.registry.get(item.key);
       if (!job || item.generation !== this.generation) continue;
       this.pushNext(job, item.index, item.nominal);
-      checkpoints.push({ app: job.app, job: job.job.name, scheduleIndex: item.index, at: item.nominal });
+      checkpoints.push({
+        app: job.app,
+        job: job.job.name,
+        scheduleIndex: item.index,
+        at: item.nominal,
+      });
       if (!job.enabled || this.paused.has(job.key)) continue;
       this.metrics.expected(job.key, item.nominal);
       fires.push({ job, index: item.index, nominal: item.nominal, trigger: 'schedule' });
@@ -289,7 +324,15 @@ export class Scheduler {
   }
 
   /** Records new fires (one transaction) with their admission, then dispatches the started ones. */
-  private async admitFires(fires: { job: RegisteredJob; index: number | null; nominal: number; trigger: NewRun['trigger']; runKey?: string }[]): Promise<{ run: RunRecord; admission: Admission }[]> {
+  private async admitFires(
+    fires: {
+      job: RegisteredJob;
+      index: number | null;
+      nominal: number;
+      trigger: NewRun['trigger'];
+      runKey?: string;
+    }[],
+  ): Promise<{ run: RunRecord; admission: Admission }[]> {
     const { store, clock } = this.deps;
     const now = clock.now();
     const planned: { job: RegisteredJob; run: NewRun; admission: Admission }[] = [];
@@ -315,7 +358,11 @@ export class Scheduler {
       } else if (admission === 'queue') {
         queuedAdd.set(key, (queuedAdd.get(key) ?? 0) + 1);
       } else {
-        Object.assign(run, { phase: 'ended', outcome: admission === 'skip' ? 'skipped' : 'queue_full', endedAt: now });
+        Object.assign(run, {
+          phase: 'ended',
+          outcome: admission === 'skip' ? 'skipped' : 'queue_full',
+          endedAt: now,
+        });
       }
       planned.push({ job: f.job, run, admission });
     }
@@ -329,8 +376,7 @@ export class Scheduler {
       if (run.phase === 'ended') {
         this.metrics.runEnded(job.key, run);
         this.events.emit('run-ended', run);
-      }
-      else if (run.phase === 'queued') this.dispatcher.enqueue(job.key, run);
+      } else if (run.phase === 'queued') this.dispatcher.enqueue(job.key, run);
       else {
         if (admission === 'replace') this.dispatcher.stopOldest(job.key);
         this.metrics.dispatchLag((now - run.scheduledTime) / 1000);
@@ -345,15 +391,25 @@ export class Scheduler {
     const job = this.registry.get(jobKey(run.app, run.job));
     const now = this.deps.clock.now();
     if (!job) {
-      await this.dispatcher.record(run, { phase: 'ended', outcome: 'internal_error', endedAt: now });
+      await this.dispatcher.record(run, {
+        phase: 'ended',
+        outcome: 'internal_error',
+        endedAt: now,
+      });
       return null;
     }
-    const admission = admit(job.overlap, this.dispatcher.activeCount(job.key), this.dispatcher.queueLength(job.key));
+    const admission = admit(
+      job.overlap,
+      this.dispatcher.activeCount(job.key),
+      this.dispatcher.queueLength(job.key),
+    );
     this.metrics.dispatched(job.key, admission);
     if (admission === 'start' || admission === 'replace') {
       if (admission === 'replace') this.dispatcher.stopOldest(job.key);
       const started = { ...run, phase: 'running' as const, startedAt: now, dueAt: null };
-      await this.deps.store.updateRuns([{ id: run.id, patch: { phase: 'running', startedAt: now, dueAt: null } }]);
+      await this.deps.store.updateRuns([
+        { id: run.id, patch: { phase: 'running', startedAt: now, dueAt: null } },
+      ]);
       this.dispatcher.start(job, started);
     } else if (admission === 'queue') {
       await this.deps.store.updateRuns([{ id: run.id, patch: { dueAt: null } }]);
@@ -361,7 +417,9 @@ export class Scheduler {
     } else {
       const outcome: 'skipped' | 'queue_full' = admission === 'skip' ? 'skipped' : 'queue_full';
       const ended = { ...run, phase: 'ended' as const, outcome, endedAt: now };
-      await this.deps.store.updateRuns([{ id: run.id, patch: { phase: 'ended', outcome, endedAt: now } }]);
+      await this.deps.store.updateRuns([
+        { id: run.id, patch: { phase: 'ended', outcome, endedAt: now } },
+      ]);
       this.metrics.runEnded(job.key, ended);
       this.events.emit('run-ended', ended);
     }
@@ -372,24 +430,37 @@ export class Scheduler {
   private async drain(key: string): Promise<void> {
     const job = this.registry.get(key);
     if (!job || this.stopping) return;
-    while (this.dispatcher.queueLength(key) > 0 && (job.overlap.concurrency === 'Allow' || this.dispatcher.activeCount(key) < job.overlap.maxConcurrent)) {
+    while (
+      this.dispatcher.queueLength(key) > 0 &&
+      (job.overlap.concurrency === 'Allow' ||
+        this.dispatcher.activeCount(key) < job.overlap.maxConcurrent)
+    ) {
       const next = this.dispatcher.queued(key)[0] as RunRecord;
       this.dispatcher.dequeue(key, next.id);
       const now = this.deps.clock.now();
-      await this.deps.store.updateRuns([{ id: next.id, patch: { phase: 'running', startedAt: now } }]);
+      await this.deps.store.updateRuns([
+        { id: next.id, patch: { phase: 'running', startedAt: now } },
+      ]);
       this.metrics.dispatchLag((now - next.scheduledTime) / 1000);
       this.dispatcher.start(job, { ...next, phase: 'running', startedAt: now });
     }
   }
 
   /** A manual trigger now, at an instant, or after a delay; same admission as scheduled fires. */
-  async trigger(app: string, jobName: string, when: { at?: number; afterSeconds?: number } = {}): Promise<TriggerResult> {
+  async trigger(
+    app: string,
+    jobName: string,
+    when: { at?: number; afterSeconds?: number } = {},
+  ): Promise<TriggerResult> {
     const job = this.registry.get(jobKey(app, jobName));
     if (!job) throw new SchedulerError('not_found', `no job ${app}/${jobName}`);
     const now = this.deps.clock.now();
-    const at = when.at ?? (when.afterSeconds !== undefined ? now + when.afterSeconds * 1000 : undefined);
+    const at =
+      when.at ?? (when.afterSeconds !== undefined ? now + when.afterSeconds * 1000 : undefined);
     if (at !== undefined && at > now) {
-      const [run] = await this.deps.store.insertRuns([this.newRun(job, null, at, 'manual', { dueAt: at })]);
+      const [run] = await this.deps.store.insertRuns([
+        this.newRun(job, null, at, 'manual', { dueAt: at }),
+      ]);
       this.delayed.set(run!.id, run!);
       this.heap.push({ at, kind: 'delayed', runId: run!.id, key: job.key });
       this.events.emit('run-recorded', run!);
@@ -397,7 +468,10 @@ export class Scheduler {
       return { run: run!, admission: 'scheduled' };
     }
     const [res] = await this.admitFires([{ job, index: null, nominal: now, trigger: 'manual' }]);
-    return { run: res!.run, admission: res!.run.outcome === 'duplicate' ? 'skipped' : ADMISSION_NAME[res!.admission] };
+    return {
+      run: res!.run,
+      admission: res!.run.outcome === 'duplicate' ? 'skipped' : ADMISSION_NAME[res!.admission],
+    };
   }
 
   /** Cancels a queued, delayed or running run. */
@@ -405,16 +479,20 @@ export class Scheduler {
     const run = await this.deps.store.getRun(runId);
     if (!run) throw new SchedulerError('not_found', `no run ${runId}`);
     const key = jobKey(run.app, run.job);
-    if (run.phase === 'ended') throw new SchedulerError('conflict', `run ${runId} already ended (${run.outcome})`);
+    if (run.phase === 'ended')
+      throw new SchedulerError('conflict', `run ${runId} already ended (${run.outcome})`);
     if (run.phase === 'running') {
-      if (!this.dispatcher.abort(key, runId)) throw new SchedulerError('conflict', `run ${runId} is not running here`);
+      if (!this.dispatcher.abort(key, runId))
+        throw new SchedulerError('conflict', `run ${runId} is not running here`);
       return run;
     }
     this.dispatcher.dequeue(key, runId);
     this.delayed.delete(runId);
     const now = this.deps.clock.now();
     const ended = { ...run, phase: 'ended' as const, outcome: 'stopped' as const, endedAt: now };
-    await this.deps.store.updateRuns([{ id: runId, patch: { phase: 'ended', outcome: 'stopped', endedAt: now } }]);
+    await this.deps.store.updateRuns([
+      { id: runId, patch: { phase: 'ended', outcome: 'stopped', endedAt: now } },
+    ]);
     this.metrics.runEnded(key, ended);
     this.events.emit('run-ended', ended);
     return ended;
@@ -426,9 +504,18 @@ export class Scheduler {
     if (!run) throw new SchedulerError('not_found', `no run ${runId}`);
     if (run.phase !== 'ended') throw new SchedulerError('conflict', `run ${runId} has not ended`);
     const job = this.registry.get(jobKey(run.app, run.job));
-    if (!job) throw new SchedulerError('not_found', `job ${run.app}/${run.job} is no longer in the manifests`);
-    const runKey = run.outcome === 'success' ? `${run.runKey}#replay-${uuidv7(this.deps.clock.now()).slice(-12)}` : run.runKey;
-    const [res] = await this.admitFires([{ job, index: run.scheduleIndex, nominal: run.scheduledTime, trigger: 'replay', runKey }]);
+    if (!job)
+      throw new SchedulerError(
+        'not_found',
+        `job ${run.app}/${run.job} is no longer in the manifests`,
+      );
+    const runKey =
+      run.outcome === 'success'
+        ? `${run.runKey}#replay-${uuidv7(this.deps.clock.now()).slice(-12)}`
+        : run.runKey;
+    const [res] = await this.admitFires([
+      { job, index: run.scheduleIndex, nominal: run.scheduledTime, trigger: 'replay', runKey },
+    ]);
     return { run: res!.run, admission: ADMISSION_NAME[res!.admission] };
   }
 

@@ -15,7 +15,18 @@ import { errorJson, runJson } from './serialize.js';
 /** Largest request body accepted. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-const OUTCOMES: readonly RunOutcome[] = ['success', 'app_rejected', 'retries_exhausted', 'skipped', 'queue_full', 'stopped', 'crashed', 'missed', 'duplicate', 'internal_error'];
+const OUTCOMES: readonly RunOutcome[] = [
+  'success',
+  'app_rejected',
+  'retries_exhausted',
+  'skipped',
+  'queue_full',
+  'stopped',
+  'crashed',
+  'missed',
+  'duplicate',
+  'internal_error',
+];
 const PHASES: readonly RunPhase[] = ['queued', 'running', 'ended'];
 
 /** What the API needs. */
@@ -54,27 +65,37 @@ async function jsonBody(c: Context): Promise<Record<string, unknown>> {
   } catch {
     throw new BadRequest('', 'request body is not valid JSON');
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequest('', 'request body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new BadRequest('', 'request body must be a JSON object');
   return body as Record<string, unknown>;
 }
 
 function triggerWhen(body: Record<string, unknown>): { at?: number; afterSeconds?: number } {
   for (const k of Object.keys(body)) {
-    if (k !== 'at' && k !== 'after_seconds') throw new BadRequest(k, `unknown field "${k}" (expected "at" or "after_seconds")`);
+    if (k !== 'at' && k !== 'after_seconds')
+      throw new BadRequest(k, `unknown field "${k}" (expected "at" or "after_seconds")`);
   }
-  if (body['at'] !== undefined && body['after_seconds'] !== undefined) throw new BadRequest('', 'give "at" or "after_seconds", not both');
+  if (body['at'] !== undefined && body['after_seconds'] !== undefined)
+    throw new BadRequest('', 'give "at" or "after_seconds", not both');
   if (body['at'] !== undefined) {
     const text = body['at'];
-    const at = typeof text === 'string' && /^\d{4}-\d{2}-\d{2}[Tt ]/.test(text) ? parseInstant(text) : null;
+    const at =
+      typeof text === 'string' && /^\d{4}-\d{2}-\d{2}[Tt ]/.test(text) ? parseInstant(text) : null;
     if (at === null) {
-      throw new BadRequest('at', `expected an RFC 3339 instant such as "2026-03-29T01:00:00Z", found ${JSON.stringify(body['at'])}`);
+      throw new BadRequest(
+        'at',
+        `expected an RFC 3339 instant such as "2026-03-29T01:00:00Z", found ${JSON.stringify(body['at'])}`,
+      );
     }
     return { at };
   }
   if (body['after_seconds'] !== undefined) {
     const n = body['after_seconds'];
     if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 366 * 86400) {
-      throw new BadRequest('after_seconds', `expected an integer number of seconds from 0 to 31622400, found ${JSON.stringify(n)}`);
+      throw new BadRequest(
+        'after_seconds',
+        `expected an integer number of seconds from 0 to 31622400, found ${JSON.stringify(n)}`,
+      );
     }
     return { afterSeconds: n };
   }
@@ -85,26 +106,37 @@ async function runFilter(c: Context, store: Store): Promise<RunFilter> {
   const q = c.req.query();
   const filter: RunFilter = {};
   for (const k of Object.keys(q)) {
-    if (!['app', 'job', 'outcome', 'phase', 'limit', 'before'].includes(k)) throw new BadRequest(k, `unknown query parameter "${k}"`);
+    if (!['app', 'job', 'outcome', 'phase', 'limit', 'before'].includes(k))
+      throw new BadRequest(k, `unknown query parameter "${k}"`);
   }
   if (q['app']) filter.app = q['app'];
   if (q['job']) filter.job = q['job'];
   if (q['outcome'] !== undefined) {
-    if (!OUTCOMES.includes(q['outcome'] as RunOutcome)) throw new BadRequest('outcome', `expected one of ${OUTCOMES.join(', ')}, found "${q['outcome']}"`);
+    if (!OUTCOMES.includes(q['outcome'] as RunOutcome))
+      throw new BadRequest(
+        'outcome',
+        `expected one of ${OUTCOMES.join(', ')}, found "${q['outcome']}"`,
+      );
     filter.outcome = q['outcome'] as RunOutcome;
   }
   if (q['phase'] !== undefined) {
-    if (!PHASES.includes(q['phase'] as RunPhase)) throw new BadRequest('phase', `expected one of ${PHASES.join(', ')}, found "${q['phase']}"`);
+    if (!PHASES.includes(q['phase'] as RunPhase))
+      throw new BadRequest('phase', `expected one of ${PHASES.join(', ')}, found "${q['phase']}"`);
     filter.phase = q['phase'] as RunPhase;
   }
   if (q['limit'] !== undefined) {
     const n = Number(q['limit']);
-    if (!/^\d+$/.test(q['limit']) || n < 1 || n > 1000) throw new BadRequest('limit', `expected an integer from 1 to 1000, found "${q['limit']}"`);
+    if (!/^\d+$/.test(q['limit']) || n < 1 || n > 1000)
+      throw new BadRequest('limit', `expected an integer from 1 to 1000, found "${q['limit']}"`);
     filter.limit = n;
   }
   if (q['before'] !== undefined) {
     const before = await store.getRun(q['before']);
-    if (!before) throw new BadRequest('before', `expected the id of a run (the last one of the previous page), found "${q['before']}"`);
+    if (!before)
+      throw new BadRequest(
+        'before',
+        `expected the id of a run (the last one of the previous page), found "${q['before']}"`,
+      );
     filter.beforeSeq = before.seq;
   }
   return filter;
@@ -116,17 +148,42 @@ export function createApi(deps: ApiDeps): Hono {
   const app = new Hono();
 
   app.onError((err, c) => {
-    if (err instanceof BadRequest) return c.json(errorJson('invalid_request', err.message, err.path), 400);
-    if (err instanceof SchedulerError) return c.json(errorJson(err.code, err.message), err.code === 'not_found' ? 404 : 409);
+    if (err instanceof BadRequest)
+      return c.json(errorJson('invalid_request', err.message, err.path), 400);
+    if (err instanceof SchedulerError)
+      return c.json(errorJson(err.code, err.message), err.code === 'not_found' ? 404 : 409);
     scheduler.events.emit('warning', { msg: 'API handler failed', err: err.message });
     return c.json(errorJson('internal', 'internal error'), 500);
   });
-  app.notFound((c) => c.json(errorJson('not_found', `no route ${c.req.method} ${c.req.path}`), 404));
+  app.notFound((c) =>
+    c.json(errorJson('not_found', `no route ${c.req.method} ${c.req.path}`), 404),
+  );
 
-  app.use('*', bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => c.json(errorJson('payload_too_large', `request body larger than ${MAX_BODY_BYTES} bytes`), 413) }));
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) =>
+        c.json(
+          errorJson('payload_too_large', `request body larger than ${MAX_BODY_BYTES} bytes`),
+          413,
+        ),
+    }),
+  );
   app.use('/api/*', async (c, next) => {
-    if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && deps.token !== null && !tokenMatches(c.req.header('authorization'), deps.token)) {
-      return c.json(errorJson('unauthorized', 'mutations need "Authorization: Bearer <token>" (the token file is in the data dir)'), 401);
+    if (
+      c.req.method !== 'GET' &&
+      c.req.method !== 'HEAD' &&
+      deps.token !== null &&
+      !tokenMatches(c.req.header('authorization'), deps.token)
+    ) {
+      return c.json(
+        errorJson(
+          'unauthorized',
+          'mutations need "Authorization: Bearer <token>" (the token file is in the data dir)',
+        ),
+        401,
+      );
     }
     await next();
   });
@@ -141,7 +198,12 @@ export function createApi(deps: ApiDeps): Hono {
   app.get('/api/v1/jobs', async (c) => {
     const jobs = [];
     for (const [key, j] of scheduler.jobs()) {
-      const [last] = await store.listRuns({ app: j.app, job: j.job.name, phase: 'ended', limit: 1 });
+      const [last] = await store.listRuns({
+        app: j.app,
+        job: j.job.name,
+        phase: 'ended',
+        limit: 1,
+      });
       const next = scheduler.nextFireOf(key);
       jobs.push({
         app: j.app,

@@ -26,6 +26,10 @@ export function runJson(r: RunRecord): Record<string, unknown> {
 }
 
 /** An API error body. */
-export function errorJson(code: string, message: string, path?: string): { error: Record<string, string> } {
+export function errorJson(
+  code: string,
+  message: string,
+  path?: string,
+): { error: Record<string, string> } {
   return { error: { code, message, ...(path !== undefined ? { path } : {}) } };
 }

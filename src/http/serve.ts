@@ -40,7 +40,9 @@ export interface DaemonHandle {
   scheduler: Scheduler;
   store: Store;
   /** Reloads the manifest files; on any error keeps the old set and returns the errors. */
-  reload(): Promise<{ ok: true; jobs: number } | { ok: false; errors: (ManifestError & { file: string })[] }>;
+  reload(): Promise<
+    { ok: true; jobs: number } | { ok: false; errors: (ManifestError & { file: string })[] }
+  >;
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -48,14 +50,21 @@ export interface DaemonHandle {
 export class ServeError extends Error {}
 
 /** Loads every manifest; all errors of all files at once. */
-export async function loadManifests(files: string[]): Promise<{ manifests: Manifest[]; errors: (ManifestError & { file: string })[] }> {
+export async function loadManifests(
+  files: string[],
+): Promise<{ manifests: Manifest[]; errors: (ManifestError & { file: string })[] }> {
   const manifests: Manifest[] = [];
   const errors: (ManifestError & { file: string })[] = [];
   const apps = new Map<string, string>();
   for (const file of files) {
     const r = await loadManifestFile(file);
     if (!r.ok) errors.push(...r.errors.map((e) => ({ ...e, file })));
-    else if (apps.has(r.manifest.app)) errors.push({ file, path: 'app', message: `app "${r.manifest.app}" is already defined by ${apps.get(r.manifest.app)}` });
+    else if (apps.has(r.manifest.app))
+      errors.push({
+        file,
+        path: 'app',
+        message: `app "${r.manifest.app}" is already defined by ${apps.get(r.manifest.app)}`,
+      });
     else {
       apps.set(r.manifest.app, file);
       manifests.push(r.manifest);
@@ -67,22 +76,29 @@ export async function loadManifests(files: string[]): Promise<{ manifests: Manif
 function parseListen(listen: string): { host: string; port: number } {
   const m = /^(\[[0-9a-fA-F:]+\]|[^:]+):(\d{1,5})$/.exec(listen);
   const port = Number(m?.[2]);
-  if (!m || port > 65535) throw new ServeError(`--listen: expected HOST:PORT such as 127.0.0.1:7070, found ${JSON.stringify(listen)}`);
+  if (!m || port > 65535)
+    throw new ServeError(
+      `--listen: expected HOST:PORT such as 127.0.0.1:7070, found ${JSON.stringify(listen)}`,
+    );
   return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port };
 }
 
-const isLoopback = (host: string): boolean => host === 'localhost' || host === '::1' || /^127\./.test(host);
+const isLoopback = (host: string): boolean =>
+  host === 'localhost' || host === '::1' || /^127\./.test(host);
 
 function loadToken(opts: ServeOptions, dataDir: string): string {
   const file = opts.tokenFile ?? join(dataDir, 'token');
   try {
     const token = readFileSync(file, 'utf8').trim();
-    if (token.length < 16) throw new ServeError(`token file ${file} holds fewer than 16 characters`);
+    if (token.length < 16)
+      throw new ServeError(`token file ${file} holds fewer than 16 characters`);
     return token;
   } catch (err) {
     if (err instanceof ServeError) throw err;
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || opts.tokenFile) {
-      throw new ServeError(`cannot read token file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+      throw new ServeError(
+        `cannot read token file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      );
     }
     const token = randomBytes(24).toString('base64url');
     writeFileSync(file, `${token}\n`, { mode: 0o600 });
@@ -94,17 +110,25 @@ function loadToken(opts: ServeOptions, dataDir: string): string {
 export async function startDaemon(opts: ServeOptions): Promise<DaemonHandle> {
   const { host, port } = parseListen(opts.listen);
   if (opts.noAuth && !isLoopback(host)) {
-    throw new ServeError(`--no-auth is only allowed when listening on loopback (127.0.0.1, ::1), not ${host}`);
+    throw new ServeError(
+      `--no-auth is only allowed when listening on loopback (127.0.0.1, ::1), not ${host}`,
+    );
   }
   const dataDir = resolve(opts.dataDir);
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   } catch (err) {
-    throw new ServeError(`cannot create data dir ${dataDir}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new ServeError(
+      `cannot create data dir ${dataDir}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    );
   }
   const loaded = await loadManifests(opts.manifests);
   if (loaded.errors.length > 0) {
-    throw new ServeError(loaded.errors.map((e) => `${e.file}: ${e.path === '' ? '(root)' : e.path}: ${e.message}`).join('\n'));
+    throw new ServeError(
+      loaded.errors
+        .map((e) => `${e.file}: ${e.path === '' ? '(root)' : e.path}: ${e.message}`)
+        .join('\n'),
+    );
   }
   const token = opts.noAuth ? null : loadToken(opts, dataDir);
   const openStore =
@@ -135,7 +159,9 @@ export async function startDaemon(opts: ServeOptions): Promise<DaemonHandle> {
   const app = createApi({ scheduler, store, token });
   const server: ServerType = await new Promise((resolveServer, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port }, () => resolveServer(s));
-    s.once('error', (err: NodeJS.ErrnoException) => reject(new ServeError(`cannot listen on ${opts.listen}: ${err.code ?? err.message}`)));
+    s.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new ServeError(`cannot listen on ${opts.listen}: ${err.code ?? err.message}`)),
+    );
   });
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;

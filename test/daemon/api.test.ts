@@ -24,22 +24,46 @@ beforeAll(async () => {
       version: 1,
       app: 'shop',
       jobs: [
-        { name: 'report', schedule: '0 0 1 1 *', request: { url: `${sink.url}/report` }, auth: { secret_refs: ['env:API_TEST_SECRET'] } },
-        { name: 'slow', schedule: '0 0 1 1 *', request: { url: `${sink.url}/slow` }, policy: { concurrency: 'Enqueue', queue_max: 1 }, auth: { secret_refs: ['env:API_TEST_SECRET'] } },
+        {
+          name: 'report',
+          schedule: '0 0 1 1 *',
+          request: { url: `${sink.url}/report` },
+          auth: { secret_refs: ['env:API_TEST_SECRET'] },
+        },
+        {
+          name: 'slow',
+          schedule: '0 0 1 1 *',
+          request: { url: `${sink.url}/slow` },
+          policy: { concurrency: 'Enqueue', queue_max: 1 },
+          auth: { secret_refs: ['env:API_TEST_SECRET'] },
+        },
       ],
     }),
   );
-  daemon = await startDaemon({ manifests: [manifestPath], dataDir: join(dir, 'data'), listen: '127.0.0.1:0', env: { API_TEST_SECRET: 's' } });
+  daemon = await startDaemon({
+    manifests: [manifestPath],
+    dataDir: join(dir, 'data'),
+    listen: '127.0.0.1:0',
+    env: { API_TEST_SECRET: 's' },
+  });
 });
 afterAll(async () => {
   await daemon.stop(1000);
   await sink.close();
 });
 
-async function api(method: string, path: string, body?: string | object, auth = true): Promise<{ status: number; json: Record<string, unknown>; text: string }> {
+async function api(
+  method: string,
+  path: string,
+  body?: string | object,
+  auth = true,
+): Promise<{ status: number; json: Record<string, unknown>; text: string }> {
   const res = await fetch(`${daemon.url}${path}`, {
     method,
-    headers: { ...(auth ? { authorization: `Bearer ${daemon.token}` } : {}), 'content-type': 'application/json' },
+    headers: {
+      ...(auth ? { authorization: `Bearer ${daemon.token}` } : {}),
+      'content-type': 'application/json',
+    },
     ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
   });
   const text = await res.text();
@@ -65,7 +89,14 @@ describe('REST API', () => {
     expect(status).toBe(200);
     const jobs = json['jobs'] as Record<string, unknown>[];
     expect(jobs.map((j) => j['job']).sort()).toEqual(['report', 'slow']);
-    expect(jobs[0]).toMatchObject({ app: 'shop', timezone: 'UTC', paused: false, active: 0, queued: 0, next_fire: expect.stringMatching(/^\d{4}-01-01T00:00:00Z$/) });
+    expect(jobs[0]).toMatchObject({
+      app: 'shop',
+      timezone: 'UTC',
+      paused: false,
+      active: 0,
+      queued: 0,
+      next_fire: expect.stringMatching(/^\d{4}-01-01T00:00:00Z$/),
+    });
   });
 
   it('trigger → 202 with the run; GET /runs/{id}; GET /runs with filters', async () => {
@@ -73,14 +104,38 @@ describe('REST API', () => {
     expect(t.status).toBe(202);
     expect(t.json['admission']).toBe('started');
     const run = t.json['run'] as Record<string, unknown>;
-    expect(Object.keys(run)).toEqual(expect.arrayContaining(['id', 'run_key', 'app', 'job', 'schedule_index', 'scheduled_time', 'trigger', 'phase', 'outcome', 'attempts', 'last_status', 'created_at', 'started_at', 'ended_at']));
+    expect(Object.keys(run)).toEqual(
+      expect.arrayContaining([
+        'id',
+        'run_key',
+        'app',
+        'job',
+        'schedule_index',
+        'scheduled_time',
+        'trigger',
+        'phase',
+        'outcome',
+        'attempts',
+        'last_status',
+        'created_at',
+        'started_at',
+        'ended_at',
+      ]),
+    );
     await sink.waitForRequests(1);
     let got = await api('GET', `/api/v1/runs/${run['id']}`);
     for (let i = 0; i < 50 && got.json['phase'] !== 'ended'; i++) {
       await new Promise((r) => setTimeout(r, 50));
       got = await api('GET', `/api/v1/runs/${run['id']}`);
     }
-    expect(got.json).toMatchObject({ id: run['id'], phase: 'ended', outcome: 'success', attempts: 1, last_status: 200, trigger: 'manual' });
+    expect(got.json).toMatchObject({
+      id: run['id'],
+      phase: 'ended',
+      outcome: 'success',
+      attempts: 1,
+      last_status: 200,
+      trigger: 'manual',
+    });
     const list = await api('GET', '/api/v1/runs?app=shop&job=report&outcome=success&limit=10');
     expect((list.json['runs'] as unknown[]).length).toBeGreaterThanOrEqual(1);
     const none = await api('GET', '/api/v1/runs?outcome=crashed');
@@ -92,7 +147,9 @@ describe('REST API', () => {
     expect(later.status).toBe(202);
     expect(later.json['admission']).toBe('scheduled');
     const id = (later.json['run'] as Record<string, unknown>)['id'];
-    const at = await api('POST', '/api/v1/jobs/shop/report/trigger', { at: '2099-01-01T00:00:00Z' });
+    const at = await api('POST', '/api/v1/jobs/shop/report/trigger', {
+      at: '2099-01-01T00:00:00Z',
+    });
     expect(at.json['admission']).toBe('scheduled');
     const c = await api('POST', `/api/v1/runs/${id}/cancel`);
     expect(c.status).toBe(200);
@@ -101,28 +158,50 @@ describe('REST API', () => {
   });
 
   it('replay of an ended run → 202; of a queued one → 409', async () => {
-    const runs = (await api('GET', '/api/v1/runs?outcome=success')).json['runs'] as Record<string, unknown>[];
+    const runs = (await api('GET', '/api/v1/runs?outcome=success')).json['runs'] as Record<
+      string,
+      unknown
+    >[];
     const r = await api('POST', `/api/v1/runs/${runs[0]?.['id']}/replay`);
     expect(r.status).toBe(202);
     expect(r.json['admission']).toBe('started');
     const queued = await api('POST', '/api/v1/jobs/shop/report/trigger', { after_seconds: 600 });
-    expect((await api('POST', `/api/v1/runs/${(queued.json['run'] as Record<string, unknown>)['id']}/replay`)).status).toBe(409);
+    expect(
+      (
+        await api(
+          'POST',
+          `/api/v1/runs/${(queued.json['run'] as Record<string, unknown>)['id']}/replay`,
+        )
+      ).status,
+    ).toBe(409);
   });
 
   it('pause and resume', async () => {
-    expect((await api('POST', '/api/v1/jobs/shop/report/pause')).json).toEqual({ app: 'shop', job: 'report', paused: true });
+    expect((await api('POST', '/api/v1/jobs/shop/report/pause')).json).toEqual({
+      app: 'shop',
+      job: 'report',
+      paused: true,
+    });
     const jobs = (await api('GET', '/api/v1/jobs')).json['jobs'] as Record<string, unknown>[];
     expect(jobs.find((j) => j['job'] === 'report')?.['paused']).toBe(true);
     expect((await api('POST', '/api/v1/jobs/shop/report/resume')).json['paused']).toBe(false);
   });
 
   it('mutations without or with a wrong token → 401; reads need none', async () => {
-    for (const path of ['/api/v1/jobs/shop/report/trigger', '/api/v1/jobs/shop/report/pause', '/api/v1/runs/x/cancel', '/api/v1/runs/x/replay']) {
+    for (const path of [
+      '/api/v1/jobs/shop/report/trigger',
+      '/api/v1/jobs/shop/report/pause',
+      '/api/v1/runs/x/cancel',
+      '/api/v1/runs/x/replay',
+    ]) {
       const r = await api('POST', path, {}, false);
       expect(r.status).toBe(401);
       expect(r.json['error']).toMatchObject({ code: 'unauthorized' });
     }
-    const wrong = await fetch(`${daemon.url}/api/v1/jobs/shop/report/trigger`, { method: 'POST', headers: { authorization: 'Bearer nope' } });
+    const wrong = await fetch(`${daemon.url}/api/v1/jobs/shop/report/trigger`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer nope' },
+    });
     expect(wrong.status).toBe(401);
     expect((await api('GET', '/api/v1/jobs', undefined, false)).status).toBe(200);
   });
@@ -146,21 +225,36 @@ describe('REST API', () => {
       const r = await api(method, path, body);
       expect(r.status, `${method} ${path} ${JSON.stringify(body)}`).toBe(400);
       expect(r.json['error']).toMatchObject({ code: 'invalid_request', path: field });
-      expect(((r.json['error'] as Record<string, string>)['message'] ?? '').length).toBeGreaterThan(10);
+      expect(((r.json['error'] as Record<string, string>)['message'] ?? '').length).toBeGreaterThan(
+        10,
+      );
     }
   });
 
   it('unknown jobs, runs and routes → 404', async () => {
     expect((await api('POST', '/api/v1/jobs/shop/nope/trigger')).status).toBe(404);
-    expect((await api('GET', '/api/v1/runs/01234567-0000-7000-8000-000000000000')).status).toBe(404);
+    expect((await api('GET', '/api/v1/runs/01234567-0000-7000-8000-000000000000')).status).toBe(
+      404,
+    );
     expect((await api('POST', '/api/v1/jobs/shop/nope/pause')).status).toBe(404);
     expect((await api('GET', '/api/v2/everything')).status).toBe(404);
   });
 
   it('an oversized body → 413; the daemon keeps running through garbage', async () => {
-    const big = await api('POST', '/api/v1/jobs/shop/report/trigger', JSON.stringify({ at: 'x'.repeat(70 * 1024) }));
+    const big = await api(
+      'POST',
+      '/api/v1/jobs/shop/report/trigger',
+      JSON.stringify({ at: 'x'.repeat(70 * 1024) }),
+    );
     expect(big.status).toBe(413);
-    for (const garbage of ['\u0000\u0001\u0002', '{"at":', 'null', '"string"', '{"at": {"$gt": 1}}', '9'.repeat(5000)]) {
+    for (const garbage of [
+      '\u0000\u0001\u0002',
+      '{"at":',
+      'null',
+      '"string"',
+      '{"at": {"$gt": 1}}',
+      '9'.repeat(5000),
+    ]) {
       const r = await api('POST', '/api/v1/jobs/shop/report/trigger', garbage);
       expect(r.status).toBe(400);
     }
@@ -171,13 +265,27 @@ describe('REST API', () => {
 
   it('/metrics is Prometheus text and its counters move as runs happen', async () => {
     const read = async () => (await api('GET', '/metrics')).text;
-    const count = (text: string) => Number(/cronix_job_run_total\{job="shop\/report",outcome="success"\} (\d+)/.exec(text)?.[1] ?? 0);
+    const count = (text: string) =>
+      Number(
+        /cronix_job_run_total\{job="shop\/report",outcome="success"\} (\d+)/.exec(text)?.[1] ?? 0,
+      );
     const before = await read();
     for (const line of before.split('\n')) {
       if (line === '' || line.startsWith('#')) continue;
       expect(line).toMatch(/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-+0-9.eE]+|NaN|[+-]Inf$/);
     }
-    for (const name of ['cronix_scheduler_dispatch_total', 'cronix_scheduler_dispatch_lag_seconds', 'cronix_job_run_total', 'cronix_job_run_duration_seconds', 'cronix_job_queue_depth', 'cronix_job_active_runs', 'cronix_job_duplicate_suppressed_total', 'cronix_job_backfill_total', 'cronix_job_missed_total', 'cronix_run_completeness']) {
+    for (const name of [
+      'cronix_scheduler_dispatch_total',
+      'cronix_scheduler_dispatch_lag_seconds',
+      'cronix_job_run_total',
+      'cronix_job_run_duration_seconds',
+      'cronix_job_queue_depth',
+      'cronix_job_active_runs',
+      'cronix_job_duplicate_suppressed_total',
+      'cronix_job_backfill_total',
+      'cronix_job_missed_total',
+      'cronix_run_completeness',
+    ]) {
       expect(before).toContain(`# TYPE ${name}`);
     }
     await api('POST', '/api/v1/jobs/shop/report/trigger');

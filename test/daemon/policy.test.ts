@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { admit, jitterMs, ledgerOutcome, selectCatchup, type OverlapPolicy } from '../../src/daemon/policy.js';
+import {
+  admit,
+  jitterMs,
+  ledgerOutcome,
+  selectCatchup,
+  type OverlapPolicy,
+} from '../../src/daemon/policy.js';
 
-const p = (concurrency: OverlapPolicy['concurrency'], maxConcurrent = 1, queueMax = 2): OverlapPolicy => ({ concurrency, maxConcurrent, queueMax });
+const p = (
+  concurrency: OverlapPolicy['concurrency'],
+  maxConcurrent = 1,
+  queueMax = 2,
+): OverlapPolicy => ({ concurrency, maxConcurrent, queueMax });
 
 describe('admit', () => {
   it.each([
@@ -27,19 +37,37 @@ describe('admit', () => {
 
 describe('selectCatchup', () => {
   const now = 10_000_000;
-  const missed = [now - 5 * 60_000, now - 4 * 60_000, now - 3 * 60_000, now - 2 * 60_000, now - 60_000];
+  const missed = [
+    now - 5 * 60_000,
+    now - 4 * 60_000,
+    now - 3 * 60_000,
+    now - 2 * 60_000,
+    now - 60_000,
+  ];
   it('none: everything is missed', () => {
-    expect(selectCatchup(missed, now, { mode: 'none', windowSeconds: null, maxRuns: 100 })).toEqual({ run: [], missed });
+    expect(selectCatchup(missed, now, { mode: 'none', windowSeconds: null, maxRuns: 100 })).toEqual(
+      { run: [], missed },
+    );
   });
   it('latest: runs only the newest', () => {
-    expect(selectCatchup(missed, now, { mode: 'latest', windowSeconds: null, maxRuns: 100 })).toEqual({ run: [now - 60_000], missed: missed.slice(0, 4) });
+    expect(
+      selectCatchup(missed, now, { mode: 'latest', windowSeconds: null, maxRuns: 100 }),
+    ).toEqual({ run: [now - 60_000], missed: missed.slice(0, 4) });
   });
   it('all: runs the newest max_runs in order, the rest missed', () => {
-    expect(selectCatchup(missed, now, { mode: 'all', windowSeconds: null, maxRuns: 3 })).toEqual({ run: missed.slice(2), missed: missed.slice(0, 2) });
+    expect(selectCatchup(missed, now, { mode: 'all', windowSeconds: null, maxRuns: 3 })).toEqual({
+      run: missed.slice(2),
+      missed: missed.slice(0, 2),
+    });
   });
   it('the window excludes older fires', () => {
-    expect(selectCatchup(missed, now, { mode: 'all', windowSeconds: 150, maxRuns: 100 })).toEqual({ run: missed.slice(3), missed: missed.slice(0, 3) });
-    expect(selectCatchup(missed, now, { mode: 'latest', windowSeconds: 30, maxRuns: 100 })).toEqual({ run: [], missed });
+    expect(selectCatchup(missed, now, { mode: 'all', windowSeconds: 150, maxRuns: 100 })).toEqual({
+      run: missed.slice(3),
+      missed: missed.slice(0, 3),
+    });
+    expect(selectCatchup(missed, now, { mode: 'latest', windowSeconds: 30, maxRuns: 100 })).toEqual(
+      { run: [], missed },
+    );
   });
 });
 

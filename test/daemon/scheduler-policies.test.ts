@@ -26,7 +26,12 @@ afterEach(async () => {
 });
 
 function job(name: string, policy: Record<string, unknown>) {
-  return { name, schedule: '* * * * *', request: { url: `${sink.url}/${name}` }, policy: { retries: { max_attempts: 1 }, timeout_seconds: 10, ...policy } };
+  return {
+    name,
+    schedule: '* * * * *',
+    request: { url: `${sink.url}/${name}` },
+    policy: { retries: { max_attempts: 1 }, timeout_seconds: 10, ...policy },
+  };
 }
 
 const byId = (runs: RunRecord[], id: string) => runs.find((r) => r.id === id);
@@ -34,13 +39,20 @@ const byId = (runs: RunRecord[], id: string) => runs.find((r) => r.id === id);
 it('Forbid: a fire while the previous run is active is recorded skipped, with no attempt', async () => {
   const clock = new ManualClock(T0);
   sink.setScript(() => ({ status: 200, delayMs: 400 }));
-  daemon = await startTestDaemon(clock, [manifest('p', [job('forbid', { concurrency: 'Forbid' })])]);
+  daemon = await startTestDaemon(clock, [
+    manifest('p', [job('forbid', { concurrency: 'Forbid' })]),
+  ]);
   const first = await daemon.scheduler.trigger('p', 'forbid');
   expect(first.admission).toBe('started');
   await clock.advance(30_000); // the 00:01 fire arrives while the manual run is active
   const ended = await daemon.waitEnded(2);
   const skipped = ended.find((r) => r.trigger === 'schedule');
-  expect(skipped).toMatchObject({ phase: 'ended', outcome: 'skipped', attempts: 0, startedAt: null });
+  expect(skipped).toMatchObject({
+    phase: 'ended',
+    outcome: 'skipped',
+    attempts: 0,
+    startedAt: null,
+  });
   expect(byId(ended, first.run.id)).toMatchObject({ outcome: 'success', attempts: 1 });
   const metrics = await daemon.scheduler.metrics.registry.metrics();
   expect(metrics).toMatch(/cronix_job_run_total\{job="p\/forbid",outcome="skipped"\} 1/);
@@ -52,7 +64,9 @@ it('Replace: the oldest run is stopped (request aborted) and the new one starts'
   let n = 0;
   sink.setScript(() => (n++ === 0 ? { hang: true } : { status: 200 }));
   const before = sink.requests.length;
-  daemon = await startTestDaemon(clock, [manifest('p', [job('replace', { concurrency: 'Replace' })])]);
+  daemon = await startTestDaemon(clock, [
+    manifest('p', [job('replace', { concurrency: 'Replace' })]),
+  ]);
   const first = await daemon.scheduler.trigger('p', 'replace');
   await sink.waitForRequests(before + 1);
   await clock.advance(30_000);
@@ -67,7 +81,9 @@ it('Enqueue: FIFO across scheduled and manual fires; queue_full past queue_max',
   const clock = new ManualClock(T0);
   sink.setScript(() => ({ status: 200, delayMs: 200 }));
   const before = sink.requests.length;
-  daemon = await startTestDaemon(clock, [manifest('p', [job('queue', { concurrency: 'Enqueue', queue_max: 2 })])]);
+  daemon = await startTestDaemon(clock, [
+    manifest('p', [job('queue', { concurrency: 'Enqueue', queue_max: 2 })]),
+  ]);
   const a = await daemon.scheduler.trigger('p', 'queue'); // starts
   await clock.advance(30_000); // scheduled fire B → queued
   const c = await daemon.scheduler.trigger('p', 'queue'); // manual C → queued
@@ -86,10 +102,18 @@ it('Enqueue: FIFO across scheduled and manual fires; queue_full past queue_max',
 it('max_concurrent N: N runs at once, the rest skipped under Forbid', async () => {
   const clock = new ManualClock(T0);
   sink.setScript(() => ({ status: 200, delayMs: 300 }));
-  daemon = await startTestDaemon(clock, [manifest('p', [job('three', { concurrency: 'Forbid', max_concurrent: 3 })])]);
+  daemon = await startTestDaemon(clock, [
+    manifest('p', [job('three', { concurrency: 'Forbid', max_concurrent: 3 })]),
+  ]);
   const results = [];
   for (let i = 0; i < 5; i++) results.push(await daemon.scheduler.trigger('p', 'three'));
-  expect(results.map((r) => r.admission)).toEqual(['started', 'started', 'started', 'skipped', 'skipped']);
+  expect(results.map((r) => r.admission)).toEqual([
+    'started',
+    'started',
+    'started',
+    'skipped',
+    'skipped',
+  ]);
   expect(daemon.scheduler.activeCount('p/three')).toBe(3);
   await daemon.waitEnded(5);
   expect(daemon.ended.filter((r) => r.outcome === 'success')).toHaveLength(3);
@@ -107,11 +131,22 @@ it('a succeeded run key is never dispatched again (duplicate)', async () => {
   expect(replay.run.runKey).not.toBe(done.runKey);
   await daemon.waitEnded(2);
   // the same scheduled instant again (as after a restart whose checkpoint was lost): duplicate
-  await daemon.store.setCheckpoints([{ app: 'p', job: 'dup', scheduleIndex: 0, at: Date.UTC(2026, 0, 1, 0, 0, 30) }]);
+  await daemon.store.setCheckpoints([
+    { app: 'p', job: 'dup', scheduleIndex: 0, at: Date.UTC(2026, 0, 1, 0, 0, 30) },
+  ]);
   await daemon.stop();
-  daemon = await startTestDaemon(clock, [manifest('p', [job('dup', { concurrency: 'Allow' })])], daemon.dbPath);
+  daemon = await startTestDaemon(
+    clock,
+    [manifest('p', [job('dup', { concurrency: 'Allow' })])],
+    daemon.dbPath,
+  );
   await settle();
   const rows = await daemon.store.listRuns({ app: 'p', job: 'dup' });
-  expect(rows.filter((r) => r.runKey === done.runKey).map((r) => r.outcome).sort()).toEqual(['duplicate', 'success']);
+  expect(
+    rows
+      .filter((r) => r.runKey === done.runKey)
+      .map((r) => r.outcome)
+      .sort(),
+  ).toEqual(['duplicate', 'success']);
   expect(sink.requests.length - before).toBe(2);
 });

@@ -39,30 +39,50 @@ async function walk(clock: ManualClock, ms: number): Promise<void> {
 }
 
 const scheduled = (d: TestDaemon, name: string) =>
-  d.ended.filter((r) => r.job === name && r.trigger === 'schedule').map((r) => rfc3339Utc(r.scheduledTime)).sort();
+  d.ended
+    .filter((r) => r.job === name && r.trigger === 'schedule')
+    .map((r) => rfc3339Utc(r.scheduledTime))
+    .sort();
 
 describe('DST on a fake clock (America/New_York, 2026)', () => {
   it('spring forward: the fixed-time job fires once at 03:00 EDT; the wildcard job skips the gap', async () => {
     const clock = new ManualClock(Date.UTC(2026, 2, 8, 5, 50)); // 00:50 EST
     daemon = await startTestDaemon(clock, [
-      manifest('dst', [job('fixed', '30 2 * * *', { timezone: 'America/New_York' }), job('wild', '*/30 * * * *', { timezone: 'America/New_York' })]),
+      manifest('dst', [
+        job('fixed', '30 2 * * *', { timezone: 'America/New_York' }),
+        job('wild', '*/30 * * * *', { timezone: 'America/New_York' }),
+      ]),
     ]);
     await walk(clock, 3 * 3600_000);
     await daemon.waitEnded(7);
     expect(scheduled(daemon, 'fixed')).toEqual(['2026-03-08T07:00:00Z']); // 03:00 EDT, the first instant after the gap
     // 01:00, 01:30 EST, then 03:00, 03:30 EDT: no 02:xx
-    expect(scheduled(daemon, 'wild')).toEqual(['2026-03-08T06:00:00Z', '2026-03-08T06:30:00Z', '2026-03-08T07:00:00Z', '2026-03-08T07:30:00Z', '2026-03-08T08:00:00Z', '2026-03-08T08:30:00Z']);
+    expect(scheduled(daemon, 'wild')).toEqual([
+      '2026-03-08T06:00:00Z',
+      '2026-03-08T06:30:00Z',
+      '2026-03-08T07:00:00Z',
+      '2026-03-08T07:30:00Z',
+      '2026-03-08T08:00:00Z',
+      '2026-03-08T08:30:00Z',
+    ]);
   });
 
   it('fall back: the fixed-time job fires once (first pass); the wildcard job fires in both passes', async () => {
     const clock = new ManualClock(Date.UTC(2026, 10, 1, 4, 50)); // 00:50 EDT
     daemon = await startTestDaemon(clock, [
-      manifest('dst', [job('fixed', '30 1 * * *', { timezone: 'America/New_York' }), job('wild', '30 * * * *', { timezone: 'America/New_York' })]),
+      manifest('dst', [
+        job('fixed', '30 1 * * *', { timezone: 'America/New_York' }),
+        job('wild', '30 * * * *', { timezone: 'America/New_York' }),
+      ]),
     ]);
     await walk(clock, 3 * 3600_000);
     await daemon.waitEnded(4);
     expect(scheduled(daemon, 'fixed')).toEqual(['2026-11-01T05:30:00Z']); // 01:30 EDT only
-    expect(scheduled(daemon, 'wild')).toEqual(['2026-11-01T05:30:00Z', '2026-11-01T06:30:00Z', '2026-11-01T07:30:00Z']); // 01:30 EDT, 01:30 EST, 02:30 EST
+    expect(scheduled(daemon, 'wild')).toEqual([
+      '2026-11-01T05:30:00Z',
+      '2026-11-01T06:30:00Z',
+      '2026-11-01T07:30:00Z',
+    ]); // 01:30 EDT, 01:30 EST, 02:30 EST
   });
 });
 
@@ -71,10 +91,24 @@ describe('catch-up after downtime', () => {
     const start = Date.UTC(2026, 0, 1, 0, 0, 30);
     const clock = new ManualClock(start);
     const jobs = [
-      job('none', '* * * * *', { policy: { concurrency: 'Allow', retries: { max_attempts: 1 }, catchup: { mode: 'none' } } }),
+      job('none', '* * * * *', {
+        policy: { concurrency: 'Allow', retries: { max_attempts: 1 }, catchup: { mode: 'none' } },
+      }),
       job('latest', '* * * * *'),
-      job('all', '* * * * *', { policy: { concurrency: 'Allow', retries: { max_attempts: 1 }, catchup: { mode: 'all', max_runs: 3 } } }),
-      job('window', '* * * * *', { policy: { concurrency: 'Allow', retries: { max_attempts: 1 }, catchup: { mode: 'all', window_seconds: 150 } } }),
+      job('all', '* * * * *', {
+        policy: {
+          concurrency: 'Allow',
+          retries: { max_attempts: 1 },
+          catchup: { mode: 'all', max_runs: 3 },
+        },
+      }),
+      job('window', '* * * * *', {
+        policy: {
+          concurrency: 'Allow',
+          retries: { max_attempts: 1 },
+          catchup: { mode: 'all', window_seconds: 150 },
+        },
+      }),
     ];
     daemon = await startTestDaemon(clock, [manifest('cu', jobs)]);
     const dbPath = daemon.dbPath;
@@ -85,12 +119,16 @@ describe('catch-up after downtime', () => {
     await daemon.waitEnded(1 + 3 + 3);
     await settle(10);
     const rows = await daemon.store.listRuns({ app: 'cu', limit: 1000 });
-    const count = (jobName: string, trigger: string, outcome: string) => rows.filter((r) => r.job === jobName && r.trigger === trigger && r.outcome === outcome).length;
+    const count = (jobName: string, trigger: string, outcome: string) =>
+      rows.filter((r) => r.job === jobName && r.trigger === trigger && r.outcome === outcome)
+        .length;
     expect(count('none', 'catchup', 'success')).toBe(0);
     expect(count('none', 'schedule', 'missed')).toBe(10);
     expect(count('latest', 'catchup', 'success')).toBe(1);
     expect(count('latest', 'schedule', 'missed')).toBe(9);
-    expect(rows.find((r) => r.job === 'latest' && r.trigger === 'catchup')?.scheduledTime).toBe(Date.UTC(2026, 0, 1, 0, 10));
+    expect(rows.find((r) => r.job === 'latest' && r.trigger === 'catchup')?.scheduledTime).toBe(
+      Date.UTC(2026, 0, 1, 0, 10),
+    );
     expect(count('all', 'catchup', 'success')).toBe(3);
     expect(count('all', 'schedule', 'missed')).toBe(7);
     expect(count('window', 'catchup', 'success')).toBe(3); // 00:08, 00:09 and 00:10 are within 150 s of 00:10:30

@@ -16,7 +16,11 @@ import type { Clock } from '../../src/fire/types.js';
 
 /** A manifest from raw jobs (normalized by the real parser). */
 export function manifest(app: string, jobs: Record<string, unknown>[]): Manifest {
-  const r = parseManifest({ version: 1, app, jobs: jobs.map((j) => ({ auth: { secret_refs: ['raw:test-secret'] }, ...j })) });
+  const r = parseManifest({
+    version: 1,
+    app,
+    jobs: jobs.map((j) => ({ auth: { secret_refs: ['raw:test-secret'] }, ...j })),
+  });
   if (!r.ok) throw new Error(JSON.stringify(r.errors));
   return r.manifest;
 }
@@ -33,10 +37,20 @@ export interface TestDaemon {
 }
 
 /** Starts a scheduler over a (new or given) SQLite file. */
-export async function startTestDaemon(clock: Clock, manifests: Manifest[], dbPath = join(mkdtempSync(join(tmpdir(), 'cronix-daemon-')), 'ledger.sqlite')): Promise<TestDaemon> {
+export async function startTestDaemon(
+  clock: Clock,
+  manifests: Manifest[],
+  dbPath = join(mkdtempSync(join(tmpdir(), 'cronix-daemon-')), 'ledger.sqlite'),
+): Promise<TestDaemon> {
   const store = await openSqliteStore(dbPath);
   const transport = createHttpTransport({ keepAlive: true });
-  const scheduler = new Scheduler({ store, clock, transport, secretsFor: () => ['test-secret'], random: () => 0.5 });
+  const scheduler = new Scheduler({
+    store,
+    clock,
+    transport,
+    secretsFor: () => ['test-secret'],
+    random: () => 0.5,
+  });
   const ended: RunRecord[] = [];
   const waiters: { n: number; resolve: () => void }[] = [];
   scheduler.events.on('run-ended', (run: DaemonEvents['run-ended'][0]) => {
@@ -52,7 +66,10 @@ export async function startTestDaemon(clock: Clock, manifests: Manifest[], dbPat
     waitEnded(n, timeoutMs = 10_000) {
       if (ended.length >= n) return Promise.resolve(ended);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`only ${ended.length} of ${n} runs ended`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`only ${ended.length} of ${n} runs ended`)),
+          timeoutMs,
+        );
         waiters.push({ n, resolve: () => (clearTimeout(timer), resolve(ended)) });
       });
     },

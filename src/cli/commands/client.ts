@@ -24,45 +24,80 @@ function token(o: ClientOptions): string | undefined {
 }
 
 /** Calls the API; prints errors; returns the JSON body or null after printing an error. */
-async function call(o: ClientOptions, method: string, path: string, body?: unknown): Promise<Record<string, unknown> | null> {
+async function call(
+  o: ClientOptions,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Record<string, unknown> | null> {
   const t = token(o);
   let res: Response;
   try {
     res = await fetch(`${endpoint(o)}${path}`, {
       method,
-      headers: { ...(t ? { authorization: `Bearer ${t}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        ...(t ? { authorization: `Bearer ${t}` } : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       signal: AbortSignal.timeout(30_000),
     });
   } catch (err) {
-    process.stderr.write(`error: cannot reach the daemon at ${endpoint(o)}: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message} (is "cronix serve" running? set --url or CRONIX_URL)\n`);
+    process.stderr.write(
+      `error: cannot reach the daemon at ${endpoint(o)}: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message} (is "cronix serve" running? set --url or CRONIX_URL)\n`,
+    );
     return null;
   }
   const json = (await res.json().catch(() => ({}))) as Record<string, unknown>;
   if (!res.ok) {
     const e = (json['error'] ?? {}) as { code?: string; message?: string; path?: string };
-    process.stderr.write(`error: ${res.status} ${e.code ?? ''}: ${e.message ?? res.statusText}${e.path ? ` (at ${e.path})` : ''}\n`);
+    process.stderr.write(
+      `error: ${res.status} ${e.code ?? ''}: ${e.message ?? res.statusText}${e.path ? ` (at ${e.path})` : ''}\n`,
+    );
     return null;
   }
   return json;
 }
 
 type Row = Record<string, unknown>;
-const cell = (v: unknown): string => (v === null || v === undefined ? '-' : Array.isArray(v) ? v.join(' | ') : String(v));
+const cell = (v: unknown): string =>
+  v === null || v === undefined ? '-' : Array.isArray(v) ? v.join(' | ') : String(v);
 
 function table(rows: Row[], columns: string[]): string[] {
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (vals: string[]): string => vals.map((v, i) => v.padEnd(widths[i] as number)).join('  ').trimEnd();
-  return [line(columns.map((c) => c.toUpperCase())), ...rows.map((r) => line(columns.map((c) => cell(r[c]))))];
+  const line = (vals: string[]): string =>
+    vals
+      .map((v, i) => v.padEnd(widths[i] as number))
+      .join('  ')
+      .trimEnd();
+  return [
+    line(columns.map((c) => c.toUpperCase())),
+    ...rows.map((r) => line(columns.map((c) => cell(r[c])))),
+  ];
 }
 
-function print(o: ClientOptions, json: Record<string, unknown>, rows: Row[], columns: string[]): number {
+function print(
+  o: ClientOptions,
+  json: Record<string, unknown>,
+  rows: Row[],
+  columns: string[],
+): number {
   if (o.output === 'json') printJson(json);
   else printLines(table(rows, columns));
   return EXIT.ok;
 }
 
-const RUN_COLUMNS = ['id', 'app', 'job', 'trigger', 'phase', 'outcome', 'attempts', 'last_status', 'scheduled_time'];
+const RUN_COLUMNS = [
+  'id',
+  'app',
+  'job',
+  'trigger',
+  'phase',
+  'outcome',
+  'attempts',
+  'last_status',
+  'scheduled_time',
+];
 
 /** Splits `<app>.<job>`. */
 export function target(text: string): { app: string; job: string } | null {
@@ -74,11 +109,23 @@ export function target(text: string): { app: string; job: string } | null {
 export async function jobsCommand(o: ClientOptions): Promise<number> {
   const json = await call(o, 'GET', '/api/v1/jobs');
   if (!json) return EXIT.error;
-  return print(o, json, json['jobs'] as Row[], ['app', 'job', 'schedules', 'timezone', 'next_fire', 'paused', 'last_outcome', 'active', 'queued']);
+  return print(o, json, json['jobs'] as Row[], [
+    'app',
+    'job',
+    'schedules',
+    'timezone',
+    'next_fire',
+    'paused',
+    'last_outcome',
+    'active',
+    'queued',
+  ]);
 }
 
 /** `cronix runs [--job app.job] [--outcome X]`. */
-export async function runsCommand(o: ClientOptions & { job?: string; outcome?: string; limit?: string }): Promise<number> {
+export async function runsCommand(
+  o: ClientOptions & { job?: string; outcome?: string; limit?: string },
+): Promise<number> {
   const q = new URLSearchParams();
   if (o.job) {
     const t = target(o.job);
@@ -97,7 +144,10 @@ export async function runsCommand(o: ClientOptions & { job?: string; outcome?: s
 }
 
 /** `cronix start app.job [--at T | --after D]`. */
-export async function startCommand(text: string, o: ClientOptions & { at?: string; after?: string }): Promise<number> {
+export async function startCommand(
+  text: string,
+  o: ClientOptions & { at?: string; after?: string },
+): Promise<number> {
   const t = target(text);
   if (!t) {
     process.stderr.write(`error: expected app.job, found ${JSON.stringify(text)}\n`);
@@ -112,27 +162,49 @@ export async function startCommand(text: string, o: ClientOptions & { at?: strin
   if (o.after) {
     const m = /^(\d+)(s|m|h)?$/.exec(o.after);
     if (!m) {
-      process.stderr.write(`error: --after: expected a delay like 90s, 5m or 2h, found ${JSON.stringify(o.after)}\n`);
+      process.stderr.write(
+        `error: --after: expected a delay like 90s, 5m or 2h, found ${JSON.stringify(o.after)}\n`,
+      );
       return EXIT.usage;
     }
-    body = { after_seconds: Number(m[1]) * ({ s: 1, m: 60, h: 3600 }[(m[2] ?? 's') as 's' | 'm' | 'h']) };
+    body = {
+      after_seconds: Number(m[1]) * { s: 1, m: 60, h: 3600 }[(m[2] ?? 's') as 's' | 'm' | 'h'],
+    };
   }
   const json = await call(o, 'POST', `/api/v1/jobs/${t.app}/${t.job}/trigger`, body);
   if (!json) return EXIT.error;
   const run = json['run'] as Row;
-  return print(o, json, [{ ...run, admission: json['admission'] }], ['id', 'app', 'job', 'admission', 'phase', 'outcome', 'scheduled_time']);
+  return print(
+    o,
+    json,
+    [{ ...run, admission: json['admission'] }],
+    ['id', 'app', 'job', 'admission', 'phase', 'outcome', 'scheduled_time'],
+  );
 }
 
 /** `cronix cancel|replay <run-id>`. */
-export async function runActionCommand(action: 'cancel' | 'replay', id: string, o: ClientOptions): Promise<number> {
+export async function runActionCommand(
+  action: 'cancel' | 'replay',
+  id: string,
+  o: ClientOptions,
+): Promise<number> {
   const json = await call(o, 'POST', `/api/v1/runs/${encodeURIComponent(id)}/${action}`, {});
   if (!json) return EXIT.error;
   const run = json['run'] as Row;
-  return print(o, json, [{ ...run, admission: json['admission'] ?? '-' }], ['id', 'app', 'job', 'admission', 'phase', 'outcome']);
+  return print(
+    o,
+    json,
+    [{ ...run, admission: json['admission'] ?? '-' }],
+    ['id', 'app', 'job', 'admission', 'phase', 'outcome'],
+  );
 }
 
 /** `cronix pause|resume app.job`. */
-export async function pauseCommand(action: 'pause' | 'resume', text: string, o: ClientOptions): Promise<number> {
+export async function pauseCommand(
+  action: 'pause' | 'resume',
+  text: string,
+  o: ClientOptions,
+): Promise<number> {
   const t = target(text);
   if (!t) {
     process.stderr.write(`error: expected app.job, found ${JSON.stringify(text)}\n`);

@@ -14,10 +14,16 @@ export interface ServeCliOptions {
 
 /** Runs the daemon; resolves with the exit code once it has stopped. */
 export async function serveCommand(manifests: string[], o: ServeCliOptions): Promise<number> {
-  const log = pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } });
+  const log = pino({
+    base: undefined,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+  });
   const grace = Number(o.gracePeriod);
   if (!Number.isInteger(grace) || grace < 0) {
-    process.stderr.write(`error: --grace-period: expected whole seconds, found ${JSON.stringify(o.gracePeriod)}\n`);
+    process.stderr.write(
+      `error: --grace-period: expected whole seconds, found ${JSON.stringify(o.gracePeriod)}\n`,
+    );
     return EXIT.usage;
   }
   if (manifests.length === 0) {
@@ -26,7 +32,13 @@ export async function serveCommand(manifests: string[], o: ServeCliOptions): Pro
   }
   let daemon;
   try {
-    daemon = await startDaemon({ manifests, dataDir: o.dataDir, listen: o.listen, ...(o.tokenFile ? { tokenFile: o.tokenFile } : {}), noAuth: !o.auth });
+    daemon = await startDaemon({
+      manifests,
+      dataDir: o.dataDir,
+      listen: o.listen,
+      ...(o.tokenFile ? { tokenFile: o.tokenFile } : {}),
+      noAuth: !o.auth,
+    });
   } catch (err) {
     if (err instanceof ServeError) {
       process.stderr.write(`error: ${err.message}\n`);
@@ -36,22 +48,71 @@ export async function serveCommand(manifests: string[], o: ServeCliOptions): Pro
   }
   const { scheduler } = daemon;
   scheduler.events.on('run-ended', (r) =>
-    log[r.outcome === 'success' || r.outcome === 'duplicate' || r.outcome === 'skipped' || r.outcome === 'queue_full' ? 'info' : 'warn'](
-      { event: 'run-ended', app: r.app, job: r.job, run_id: r.id, run_key: r.runKey, trigger: r.trigger, outcome: r.outcome, attempts: r.attempts, status: r.lastStatus },
+    log[
+      r.outcome === 'success' ||
+      r.outcome === 'duplicate' ||
+      r.outcome === 'skipped' ||
+      r.outcome === 'queue_full'
+        ? 'info'
+        : 'warn'
+    ](
+      {
+        event: 'run-ended',
+        app: r.app,
+        job: r.job,
+        run_id: r.id,
+        run_key: r.runKey,
+        trigger: r.trigger,
+        outcome: r.outcome,
+        attempts: r.attempts,
+        status: r.lastStatus,
+      },
       `${r.app}/${r.job} ${r.outcome}`,
     ),
   );
-  scheduler.events.on('run-started', (r) => log.info({ event: 'run-started', app: r.app, job: r.job, run_id: r.id, run_key: r.runKey, trigger: r.trigger }, `${r.app}/${r.job} started`));
+  scheduler.events.on('run-started', (r) =>
+    log.info(
+      {
+        event: 'run-started',
+        app: r.app,
+        job: r.job,
+        run_id: r.id,
+        run_key: r.runKey,
+        trigger: r.trigger,
+      },
+      `${r.app}/${r.job} started`,
+    ),
+  );
   scheduler.events.on('warning', (w) => log.warn({ event: 'warning', err: w.err }, w.msg));
-  scheduler.events.on('timer-drift', (d) => log.warn({ event: 'timer-drift', expected: new Date(d.expected).toISOString(), actual: new Date(d.actual).toISOString() }, 'timer woke off schedule (clock jump or suspended process)'));
-  log.info({ event: 'listening', url: daemon.url, jobs: scheduler.jobs().size, auth: daemon.token !== null }, `cronix serving ${scheduler.jobs().size} job(s) on ${daemon.url}`);
+  scheduler.events.on('timer-drift', (d) =>
+    log.warn(
+      {
+        event: 'timer-drift',
+        expected: new Date(d.expected).toISOString(),
+        actual: new Date(d.actual).toISOString(),
+      },
+      'timer woke off schedule (clock jump or suspended process)',
+    ),
+  );
+  log.info(
+    {
+      event: 'listening',
+      url: daemon.url,
+      jobs: scheduler.jobs().size,
+      auth: daemon.token !== null,
+    },
+    `cronix serving ${scheduler.jobs().size} job(s) on ${daemon.url}`,
+  );
 
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string): void => {
       if (stopping) return;
       stopping = true;
-      log.info({ event: 'stopping', signal }, `stopping (${signal}); letting running attempts finish for up to ${grace}s`);
+      log.info(
+        { event: 'stopping', signal },
+        `stopping (${signal}); letting running attempts finish for up to ${grace}s`,
+      );
       void daemon.stop(grace * 1000).then(() => {
         log.info({ event: 'stopped' }, 'stopped');
         resolve(EXIT.ok);
@@ -61,8 +122,14 @@ export async function serveCommand(manifests: string[], o: ServeCliOptions): Pro
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGHUP', () => {
       void daemon.reload().then((r) => {
-        if (r.ok) log.info({ event: 'reloaded', jobs: r.jobs }, `manifests reloaded: ${r.jobs} job(s)`);
-        else for (const e of r.errors) log.error({ event: 'reload-failed', file: e.file, path: e.path }, `${e.file}: ${e.path || '(root)'}: ${e.message}; keeping the previous manifests`);
+        if (r.ok)
+          log.info({ event: 'reloaded', jobs: r.jobs }, `manifests reloaded: ${r.jobs} job(s)`);
+        else
+          for (const e of r.errors)
+            log.error(
+              { event: 'reload-failed', file: e.file, path: e.path },
+              `${e.file}: ${e.path || '(root)'}: ${e.message}; keeping the previous manifests`,
+            );
       });
     });
   });
