@@ -20,6 +20,8 @@ import type { NewRun, RunRecord, Store } from './store/types.js';
 
 /** Longest single sleep of the loop (croner's habit): clock jumps are noticed within it. */
 export const MAX_SLEEP_MS = 30_000;
+/** Fires recorded per ledger transaction before their requests are sent. */
+export const RECORD_CHUNK = 500;
 /** Most missed fires of one schedule examined at start-up (older ones are counted, not listed). */
 export const MAX_MISSED_PER_SCHEDULE = 10_000;
 
@@ -366,11 +368,25 @@ export class Scheduler {
       }
       planned.push({ job: f.job, run, admission });
     }
-    if (planned.length === 0) return [];
-    const stored = await store.insertRuns(planned.map((p) => p.run));
     const out: { run: RunRecord; admission: Admission }[] = [];
+    // record and dispatch in chunks: one fsync per chunk, and the first requests leave
+    // before the last rows of a 10,000-fire tick are written
+    for (let from = 0; from < planned.length; from += RECORD_CHUNK) {
+      const chunk = planned.slice(from, from + RECORD_CHUNK);
+      const stored = await store.insertRuns(chunk.map((p) => p.run));
+      this.dispatchRecorded(chunk, stored, now, out);
+    }
+    return out;
+  }
+
+  private dispatchRecorded(
+    chunk: { job: RegisteredJob; admission: Admission }[],
+    stored: RunRecord[],
+    now: number,
+    out: { run: RunRecord; admission: Admission }[],
+  ): void {
     stored.forEach((run, i) => {
-      const { job, admission } = planned[i]!;
+      const { job, admission } = chunk[i]!;
       this.events.emit('run-recorded', run);
       out.push({ run, admission });
       if (run.phase === 'ended') {
@@ -383,7 +399,6 @@ export class Scheduler {
         this.dispatcher.start(job, run);
       }
     });
-    return out;
   }
 
   /** Admits a run that already has a row (a delayed manual trigger now due, or a queued one). */
