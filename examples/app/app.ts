@@ -30,7 +30,7 @@ export function declareExampleJobs(baseUrl: string): AppBuilder {
   return defineApp('example-app', { baseUrl, secretRefs: ['env:CRON_SECRET'] })
     .job({
       name: 'hello',
-      schedule: '*/5 * * * *',
+      schedule: '* * * * *',
       path: '/jobs/hello',
       policy: { concurrency: 'Forbid', timeout_seconds: 30 },
     })
