@@ -226,3 +226,54 @@ it('downtime across several fires → catch-up (latest; all) and missed; succeed
   c.child.kill('SIGTERM');
   await c.exited;
 }, 90_000);
+
+it('SIGHUP reloads the manifests; a bad manifest keeps the old set running and logs every error', async () => {
+  const dir = setup([{ name: 'one', schedule: '0 0 1 1 *', request: { url: `${sink.url}/one` } }]);
+  const port = await freePort();
+  const s = await serve(dir, port);
+  const names = async () =>
+    ((await api(s, 'GET', '/api/v1/jobs'))['jobs'] as Record<string, unknown>[])
+      .map((j) => j['job'])
+      .sort();
+  expect(await names()).toEqual(['one']);
+  writeFileSync(
+    join(dir, 'manifest.json'),
+    JSON.stringify({
+      version: 1,
+      app: 'proc',
+      jobs: [{ name: 'Bad', schedule: '61 * * * *', request: { url: 'ftp://x' } }],
+    }),
+  );
+  s.child.kill('SIGHUP');
+  for (let i = 0; i < 50 && !s.output().includes('reload-failed'); i++)
+    await new Promise((r) => setTimeout(r, 100));
+  const failures = s
+    .output()
+    .split('\n')
+    .filter((l) => l.includes('"event":"reload-failed"'));
+  expect(failures.map((l) => JSON.parse(l).path).sort()).toEqual([
+    'jobs/0/name',
+    'jobs/0/request/url',
+    'jobs/0/schedule',
+  ]);
+  expect(await names()).toEqual(['one']);
+  writeFileSync(
+    join(dir, 'manifest.json'),
+    JSON.stringify({
+      version: 1,
+      app: 'proc',
+      jobs: ['one', 'two'].map((name) => ({
+        name,
+        schedule: '0 0 1 1 *',
+        request: { url: `${sink.url}/${name}` },
+        auth: { secret_refs: ['env:CRON_SECRET'] },
+      })),
+    }),
+  );
+  s.child.kill('SIGHUP');
+  for (let i = 0; i < 50 && (await names()).length < 2; i++)
+    await new Promise((r) => setTimeout(r, 100));
+  expect(await names()).toEqual(['one', 'two']);
+  s.child.kill('SIGTERM');
+  expect(await s.exited).toBe(0);
+}, 60_000);
