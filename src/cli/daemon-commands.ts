@@ -39,6 +39,7 @@ export function registerDaemonCommands(program: Command): void {
     )
     .option('--no-auth', 'no token for mutations (loopback addresses only)')
     .option('--grace-period <seconds>', 'on SIGTERM, how long running attempts may finish', '30')
+    .option('--retention-days <days>', 'delete ended runs older than this (0 = keep forever)', '30')
     .action(
       async (
         manifests: string[],
@@ -48,6 +49,7 @@ export function registerDaemonCommands(program: Command): void {
           tokenFile?: string;
           auth: boolean;
           gracePeriod: string;
+          retentionDays: string;
         },
       ) => {
         const { serveCommand } = await import('./commands/serve.js');

@@ -38,7 +38,12 @@ export interface SchedulerDeps {
   secretsFor(job: RegisteredJob): string[];
   /** Uniform [0, 1) for random jitter (injected for tests). */
   random?: () => number;
+  /** Ended runs older than this are deleted (checked hourly); undefined = keep forever. */
+  retentionMs?: number;
 }
+
+/** How often retention runs. */
+export const PRUNE_EVERY_MS = 3_600_000;
 
 /** Result of a manual trigger. */
 export interface TriggerResult {
@@ -77,6 +82,7 @@ export class Scheduler {
   private stopping = false;
   private wake = new AbortController();
   private loop: Promise<void> | undefined;
+  private lastPrune = -Infinity;
 
   constructor(private readonly deps: SchedulerDeps) {
     this.metrics = new DaemonMetrics(() => deps.clock.now());
@@ -271,8 +277,16 @@ export class Scheduler {
   private async run(): Promise<void> {
     const { clock } = this.deps;
     while (!this.stopping) {
-      const next = this.heap.peek();
       const now = clock.now();
+      if (this.deps.retentionMs !== undefined && now - this.lastPrune >= PRUNE_EVERY_MS) {
+        this.lastPrune = now;
+        const pruned = await this.deps.store.pruneRuns(now - this.deps.retentionMs).catch(() => 0);
+        if (pruned > 0)
+          this.events.emit('warning', {
+            msg: `retention: deleted ${pruned} run(s) that ended before ${new Date(now - this.deps.retentionMs).toISOString()}`,
+          });
+      }
+      const next = this.heap.peek();
       const wait = next ? next.at - now : MAX_SLEEP_MS;
       if (wait > 0) {
         this.wake = new AbortController();

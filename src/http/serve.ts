@@ -26,6 +26,8 @@ export interface ServeOptions {
   listen: string;
   tokenFile?: string;
   noAuth?: boolean;
+  /** Days to keep ended runs; 0 = forever. Default 30. */
+  retentionDays?: number;
   clock?: Clock;
   transport?: Transport;
   env?: NodeJS.ProcessEnv;
@@ -140,8 +142,10 @@ export async function startDaemon(opts: ServeOptions): Promise<DaemonHandle> {
   const store = await openStore(dataDir);
   const env = opts.env ?? process.env;
   const secretCache = new Map<string, string[]>();
+  const retentionDays = opts.retentionDays ?? 30;
   const scheduler = new Scheduler({
     store,
+    ...(retentionDays > 0 ? { retentionMs: retentionDays * 86_400_000 } : {}),
     clock: opts.clock ?? systemClock,
     transport: opts.transport ?? createHttpTransport({ keepAlive: true, maxSockets: 256 }),
     secretsFor: (job) => {

@@ -168,3 +168,23 @@ describe('manual triggers and pause', () => {
     expect(daemon.ended.map((e) => e.outcome)).toEqual(['stopped']);
   });
 });
+
+describe('retention', () => {
+  it('deletes ended runs older than the retention, hourly, and keeps the rest', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 0, 0, 30));
+    daemon = await startTestDaemon(
+      clock,
+      [manifest('r', [job('j', '0 * * * *')])],
+      undefined,
+      2 * 3600_000,
+    );
+    await walk(clock, 60_000 * 65); // the 01:00 fire runs and ends
+    await daemon.waitEnded(1);
+    const id = daemon.ended[0]!.id;
+    expect(await daemon.store.getRun(id)).not.toBeNull();
+    await walk(clock, 3 * 3600_000); // past the 2 h retention, and past an hourly prune
+    await daemon.waitEnded(4);
+    expect(await daemon.store.getRun(id)).toBeNull();
+    expect((await daemon.store.listRuns({ app: 'r' })).length).toBeGreaterThanOrEqual(2);
+  });
+});

@@ -205,6 +205,19 @@ export function storeContract(name: string, makeStore: () => Promise<StoreUnderT
       expect(await store.endCrashed(now + 1)).toBe(0);
     });
 
+    it('pruneRuns deletes only ended runs that ended before the cut-off', async () => {
+      const [old, recent, queued, running] = await store.insertRuns([
+        newRun({ phase: 'ended', outcome: 'success', startedAt: T0, endedAt: T0 + 1 }),
+        newRun({ phase: 'ended', outcome: 'skipped', endedAt: T0 + 10_000 }),
+        newRun(),
+        newRun({ phase: 'running', startedAt: T0 }),
+      ]);
+      expect(await store.pruneRuns(T0 + 5_000)).toBe(1);
+      expect(await store.getRun(old!.id)).toBeNull();
+      for (const r of [recent!, queued!, running!]) expect(await store.getRun(r.id)).toEqual(r);
+      expect(await store.pruneRuns(T0 + 5_000)).toBe(0);
+    });
+
     it('hasSucceeded and lastSuccess see only successful runs', async () => {
       const key = 'billing/settle#2026-01-01T00:00:00Z#abc';
       expect(await store.hasSucceeded(key)).toBe(false);

@@ -41,6 +41,7 @@ export async function startTestDaemon(
   clock: Clock,
   manifests: Manifest[],
   dbPath = join(mkdtempSync(join(tmpdir(), 'cronix-daemon-')), 'ledger.sqlite'),
+  retentionMs?: number,
 ): Promise<TestDaemon> {
   const store = await openSqliteStore(dbPath);
   const transport = createHttpTransport({ keepAlive: true });
@@ -50,6 +51,7 @@ export async function startTestDaemon(
     transport,
     secretsFor: () => ['test-secret'],
     random: () => 0.5,
+    ...(retentionMs !== undefined ? { retentionMs } : {}),
   });
   const ended: RunRecord[] = [];
   const waiters: { n: number; resolve: () => void }[] = [];

@@ -110,8 +110,9 @@ export async function reconcileCommand(
     if (format === 'json') printJson(toJson(mode, result, backend.target));
     else printTable(mode, result, backend.target);
     if (result.plan.refusals.length > 0) {
+      const n = result.plan.refusals.length;
       process.stderr.write(
-        `error: the ${backend.name} backend refused ${result.plan.refusals.length} entr${result.plan.refusals.length === 1 ? 'y' : 'ies'}; nothing was written\n`,
+        `error: ${n} entr${n === 1 ? 'y was' : 'ies were'} refused; nothing was written\n`,
       );
       return RECONCILE_EXIT.error;
     }

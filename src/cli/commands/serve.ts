@@ -10,6 +10,7 @@ export interface ServeCliOptions {
   tokenFile?: string;
   auth: boolean;
   gracePeriod: string;
+  retentionDays: string;
 }
 
 /** Runs the daemon; resolves with the exit code once it has stopped. */
@@ -23,6 +24,13 @@ export async function serveCommand(manifests: string[], o: ServeCliOptions): Pro
   if (!Number.isInteger(grace) || grace < 0) {
     process.stderr.write(
       `error: --grace-period: expected whole seconds, found ${JSON.stringify(o.gracePeriod)}\n`,
+    );
+    return EXIT.usage;
+  }
+  const retentionDays = Number(o.retentionDays);
+  if (!Number.isInteger(retentionDays) || retentionDays < 0) {
+    process.stderr.write(
+      `error: --retention-days: expected whole days (0 = keep forever), found ${JSON.stringify(o.retentionDays)}\n`,
     );
     return EXIT.usage;
   }

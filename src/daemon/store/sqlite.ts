@@ -81,6 +81,7 @@ interface Prepared {
   hasSucceeded: Stmt;
   lastSuccess: Stmt;
   endCrashed: Stmt;
+  pruneRuns: Stmt;
   getCheckpoint: Stmt;
   setCheckpoint: Stmt;
   pausedJobs: Stmt;
@@ -219,6 +220,10 @@ export class SqliteStore implements Store {
     return this.#s().endCrashed.run(now).changes;
   }
 
+  async pruneRuns(endedBefore: number): Promise<number> {
+    return this.#s().pruneRuns.run(endedBefore).changes;
+  }
+
   async getCheckpoint(ref: ScheduleRef): Promise<number | null> {
     const at = this.#s().getCheckpoint.get(ref.app, ref.job, ref.scheduleIndex);
     return (at as number | undefined) ?? null;
@@ -323,6 +328,7 @@ export class SqliteStore implements Store {
         `UPDATE runs SET phase = 'ended', outcome = 'crashed', ended_at = ?
          WHERE phase = 'running'`,
       ),
+      pruneRuns: p(`DELETE FROM runs WHERE phase = 'ended' AND ended_at < ?`),
       getCheckpoint: p(
         'SELECT at FROM checkpoints WHERE app = ? AND job = ? AND schedule_index = ?',
       ).pluck(),

@@ -111,6 +111,11 @@ export interface Store {
   pausedJobs(): Promise<Set<string>>;
   setPaused(app: string, job: string, paused: boolean): Promise<void>;
   /**
+   * Deletes ended runs whose `endedAt` is before `endedBefore` (retention);
+   * returns how many. Queued and running runs are never deleted.
+   */
+  pruneRuns(endedBefore: number): Promise<number>;
+  /**
    * Counts of runs by outcome for a job since an instant (for the completeness
    * gauge): runs with an outcome whose `scheduledTime >= since`.
    */
