@@ -34,6 +34,12 @@ export interface OwnedEntry {
   job: string;
   scheduleIndex: number;
   hash: string;
+  /**
+   * Set when the installed entry no longer matches what its marker claims (hand-edited,
+   * duplicated, or rendered with other backend flags such as `--trigger-bin`): why, in a few
+   * words. The plan then updates the entry even though its hash is current.
+   */
+  modified?: string;
 }
 
 /** What `apply` executes, in this order: deletes, then updates, then creates. */
@@ -53,9 +59,24 @@ export class BackendWriteError extends Error {
   override name = 'BackendWriteError';
 }
 
+/**
+ * Thrown by a backend factory for unusable flags (a missing `--aws-target-arn`, a cron.d file
+ * name with a dot…): a usage error, exit 2. The message names the flag, the value and the fix.
+ */
+export class BackendConfigError extends Error {
+  override name = 'BackendConfigError';
+}
+
 /** A host scheduler cronix can reconcile onto. */
 export interface Backend {
   readonly name: BackendName;
+  /** Where entries go, for humans and the JSON output (`/etc/cron.d/cronix`, `namespace default`…). */
+  readonly target?: string;
+  /**
+   * Whether `apply` writes the shim's spec files into `--spec-dir` on this machine (default
+   * true). A backend whose shim reads its spec elsewhere (a Kubernetes ConfigMap) sets false.
+   */
+  readonly localSpecFiles?: boolean;
   /**
    * Why this backend cannot express `entry` faithfully (a time zone the cron
    * daemon cannot honour, a DOM/DOW combination a dialect cannot state,

@@ -29,7 +29,9 @@ export class ManualClock implements Clock {
   async advance(ms: number): Promise<void> {
     const target = this.t + ms;
     for (;;) {
-      const next = this.sleepers.filter((s) => s.until <= target).sort((a, b) => a.until - b.until)[0];
+      const next = this.sleepers
+        .filter((s) => s.until <= target)
+        .sort((a, b) => a.until - b.until)[0];
       if (!next) break;
       this.t = Math.max(this.t, next.until);
       this.sleepers = this.sleepers.filter((s) => s !== next);
