@@ -125,27 +125,36 @@ export class Dispatcher {
         msg: `${job.key}: no secret resolved; requests must be signed`,
       });
     } else {
-      const lastSuccess = await this.deps.store.lastSuccess(job.app, job.job.name);
-      const result = await runFire(
-        {
-          app: job.app,
-          job: job.job,
-          runId: run.id,
-          runKey: run.runKey,
-          fireTimeMs: run.scheduledTime,
-          actualTimeMs: run.startedAt ?? clock.now(),
-          secrets,
-          previousSuccessMs: lastSuccess,
-        },
-        { transport, clock, signal },
-      );
-      patch = {
-        phase: 'ended',
-        outcome: ledgerOutcome(result.outcome),
-        attempts: result.attempts,
-        lastStatus: result.lastStatus,
-        endedAt: clock.now(),
-      };
+      try {
+        const lastSuccess = await this.deps.store.lastSuccess(job.app, job.job.name);
+        const result = await runFire(
+          {
+            app: job.app,
+            job: job.job,
+            runId: run.id,
+            runKey: run.runKey,
+            fireTimeMs: run.scheduledTime,
+            actualTimeMs: run.startedAt ?? clock.now(),
+            secrets,
+            previousSuccessMs: lastSuccess,
+          },
+          { transport, clock, signal },
+        );
+        patch = {
+          phase: 'ended',
+          outcome: ledgerOutcome(result.outcome),
+          attempts: result.attempts,
+          lastStatus: result.lastStatus,
+          endedAt: clock.now(),
+        };
+      } catch (err) {
+        // never leave a run active: an unexpected failure ends it, the daemon goes on
+        patch = { phase: 'ended', outcome: 'internal_error', endedAt: clock.now() };
+        this.deps.events.emit('warning', {
+          msg: `${job.key}: run ${run.id} failed`,
+          err: (err as Error).message,
+        });
+      }
     }
     const ended: RunRecord = { ...run, ...patch };
     const runs = this.active.get(job.key);
