@@ -33,6 +33,8 @@ describe('parseSchedule: fields', () => {
     ['0 0 * * 5-7', 'dows', [0, 5, 6]],
     ['0 0 * * 0', 'dows', [0]],
     ['0 0 * * */2', 'dows', [0, 2, 4, 6]],
+    ['0 0 * * 7/1', 'dows', [0, 1, 2, 3, 4, 5, 6]],
+    ['0 0 * * 7/3', 'dows', [0, 3, 6]],
   ] as const)('%s → %s %j', (expr, field, expected) => {
     expect(set(cron(expr)[field])).toEqual(expected);
   });

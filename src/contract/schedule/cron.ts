@@ -149,7 +149,9 @@ function parseField(text: string, def: FieldDef): Uint8Array {
         }
       } else {
         lo = parseValue(rangePart, def);
-        // `a/n` means "from a to the end of the range, every n" (as in cronie and croner).
+        // `a/n` means "from a to the end of the range, every n" (as in cronie and croner);
+        // in day-of-week, `7/n` starts at Sunday (0), since 7 is Sunday too.
+        if (slash >= 0 && def.label === 'day-of-week' && lo === 7) lo = 0;
         hi = slash >= 0 ? (def.label === 'day-of-week' ? 6 : def.max) : lo;
       }
     }
