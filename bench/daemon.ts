@@ -33,7 +33,13 @@ function manifests(count: number, url: string, schedule: (i: number) => string):
     const jobs = [];
     for (let j = 0; j < 250 && m * 250 + j < count; j++) {
       const i = m * 250 + j;
-      jobs.push({ name: `j${i}`, schedule: schedule(i), request: { url: `${url}/j${i}` }, policy: { concurrency: 'Allow', retries: { max_attempts: 1 } }, auth: { secret_refs: ['raw:bench'] } });
+      jobs.push({
+        name: `j${i}`,
+        schedule: schedule(i),
+        request: { url: `${url}/j${i}` },
+        policy: { concurrency: 'Allow', retries: { max_attempts: 1 } },
+        auth: { secret_refs: ['raw:bench'] },
+      });
     }
     const r = parseManifest({ version: 1, app: `app${m}`, jobs });
     if (!r.ok) throw new Error(JSON.stringify(r.errors.slice(0, 2)));
@@ -53,7 +59,8 @@ export interface LagRow {
 /** (a) dispatch lag of 10,000 jobs due in the same second vs the bare-client floor. */
 export async function benchDispatchLag(n = 10_000): Promise<LagRow[]> {
   // a clock shifted so the next minute boundary is ~3 s away; time still flows in real time
-  const offset = 60_000 - (Date.now() % 60_000) - 3_000 + (Date.now() % 60_000 > 57_000 ? 60_000 : 0);
+  const offset =
+    60_000 - (Date.now() % 60_000) - 3_000 + (Date.now() % 60_000 > 57_000 ? 60_000 : 0);
   const clock: Clock = { now: () => Date.now() + offset, sleep: systemClock.sleep };
   const arrivals: number[] = [];
   const server = createServer((req, res) => {
@@ -70,7 +77,10 @@ export async function benchDispatchLag(n = 10_000): Promise<LagRow[]> {
   const floorStart = clock.now();
   await Promise.all(
     Array.from({ length: n }, (_, i) =>
-      floorTransport.send({ method: 'POST', url: `${url}/j${i}`, headers: { 'x-cron-run-id': String(i) }, body: '' }, { timeoutMs: 60_000, maxBodyBytes: 65536 }),
+      floorTransport.send(
+        { method: 'POST', url: `${url}/j${i}`, headers: { 'x-cron-run-id': String(i) }, body: '' },
+        { timeoutMs: 60_000, maxBodyBytes: 65536 },
+      ),
     ),
   );
   const floor = arrivals.splice(0).map((a) => a - floorStart);
@@ -93,8 +103,17 @@ export async function benchDispatchLag(n = 10_000): Promise<LagRow[]> {
   await store.close();
   await transport.close?.();
   server.close();
-  const row = (what: string, xs: number[]): LagRow => ({ what, p50Ms: q(xs, 0.5), p99Ms: q(xs, 0.99), maxMs: Math.max(...xs), n: xs.length });
-  return [row(`cronix serve: ${n} jobs due at the same instant, arrival − scheduled time`, lag), row(`floor: the same ${n} requests from a bare loop, same client, arrival − start`, floor)];
+  const row = (what: string, xs: number[]): LagRow => ({
+    what,
+    p50Ms: q(xs, 0.5),
+    p99Ms: q(xs, 0.99),
+    maxMs: Math.max(...xs),
+    n: xs.length,
+  });
+  return [
+    row(`cronix serve: ${n} jobs due at the same instant, arrival − scheduled time`, lag),
+    row(`floor: the same ${n} requests from a bare loop, same client, arrival − start`, floor),
+  ];
 }
 
 export interface IdleRow {
@@ -108,14 +127,31 @@ export interface IdleRow {
 export async function benchIdle(n = 100_000, idleSeconds = 20): Promise<IdleRow> {
   const dir = mkdtempSync(join(tmpdir(), 'cronix-bench-idle-'));
   // minute-granular yearly schedules spread over minutes and hours: registered, not firing now
-  const all = manifests(n, 'http://127.0.0.1:9', (i) => `${i % 60} ${Math.floor(i / 60) % 24} 1 ${1 + (i % 12)} *`);
+  const all = manifests(
+    n,
+    'http://127.0.0.1:9',
+    (i) => `${i % 60} ${Math.floor(i / 60) % 24} 1 ${1 + (i % 12)} *`,
+  );
   const files = all.map((m, i) => {
     const f = join(dir, `m${i}.json`);
     writeFileSync(f, JSON.stringify(m));
     return f;
   });
   const started = Date.now();
-  const child = spawn(process.execPath, [CLI, 'serve', ...files, '--data-dir', join(dir, 'data'), '--listen', '127.0.0.1:0', '--no-auth'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      'serve',
+      ...files,
+      '--data-dir',
+      join(dir, 'data'),
+      '--listen',
+      '127.0.0.1:0',
+      '--no-auth',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   while (!out.includes('"event":"listening"')) await new Promise((r) => setTimeout(r, 100));
@@ -129,8 +165,14 @@ export async function benchIdle(n = 100_000, idleSeconds = 20): Promise<IdleRow>
   const w0 = Date.now();
   await new Promise((r) => setTimeout(r, idleSeconds * 1000));
   const cpu = ((ticks() - t0) / 100 / ((Date.now() - w0) / 1000)) * 100;
-  const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1]) / 1024;
+  const rss =
+    Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1]) / 1024;
   child.kill('SIGTERM');
   await new Promise((r) => child.on('exit', r));
-  return { jobs: n, startupSeconds, rssMb: Math.round(rss), idleCpuPercent: Math.round(cpu * 100) / 100 };
+  return {
+    jobs: n,
+    startupSeconds,
+    rssMb: Math.round(rss),
+    idleCpuPercent: Math.round(cpu * 100) / 100,
+  };
 }

@@ -85,7 +85,9 @@ async function main(): Promise<void> {
     '',
     '| what | p50 (ms) | p99 (ms) | max (ms) | requests |',
     '|---|---:|---:|---:|---:|',
-    ...lag.map((r) => `| ${r.what} | ${fmt(r.p50Ms)} | ${fmt(r.p99Ms)} | ${fmt(r.maxMs)} | ${fmt(r.n)} |`),
+    ...lag.map(
+      (r) => `| ${r.what} | ${fmt(r.p50Ms)} | ${fmt(r.p99Ms)} | ${fmt(r.maxMs)} | ${fmt(r.n)} |`,
+    ),
     '',
     `Target: p99 ≤ 2 × the floor — ${lagRatio <= 2 ? 'met' : '**not met**'} (${lagRatio.toFixed(2)} ×).`,
     '',

@@ -19,6 +19,8 @@ export interface JobSpec {
   job: Job;
   /** The parsed schedule at `scheduleIndex`. */
   schedule: Schedule;
+  /** Every schedule of the job, parsed, in order (several entries share one spec file). */
+  schedules: Schedule[];
 }
 
 /** A spec problem: the shim exits 3 with this message. */
@@ -161,9 +163,12 @@ export async function loadSpec(dir: string, target: string): Promise<JobSpec> {
       `spec file ${path}: schedule_index ${scheduleIndex} but the job has ${job.schedules.length} schedule(s)`,
     );
   }
-  const parsed = parseSchedule(source);
-  if (!parsed.ok)
-    throw new SpecError(`spec file ${path}: job/schedules/${scheduleIndex}: ${parsed.error}`);
+  const schedules: Schedule[] = [];
+  for (const [k, text] of job.schedules.entries()) {
+    const parsed = parseSchedule(text);
+    if (!parsed.ok) throw new SpecError(`spec file ${path}: job/schedules/${k}: ${parsed.error}`);
+    schedules.push(parsed.schedule);
+  }
   if (`${raw['app'] as string}.${job.name}` !== target) {
     throw new SpecError(
       `spec file ${path} describes ${raw['app'] as string}.${job.name}, not ${target}`,
@@ -175,6 +180,7 @@ export async function loadSpec(dir: string, target: string): Promise<JobSpec> {
     scheduleIndex,
     secretRefs: refs.length > 0 ? refs : (job.auth?.secret_refs ?? []),
     job,
-    schedule: parsed.schedule,
+    schedule: schedules[scheduleIndex] as Schedule,
+    schedules,
   };
 }

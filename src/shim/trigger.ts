@@ -126,7 +126,11 @@ export async function trigger(s: TriggerSettings, deps: TriggerDeps): Promise<nu
     }
     logger.redactSecrets(secrets.secrets);
 
-    let fireTimeMs: number | null;
+    // Every schedule of a job shares one spec file (one per <app>.<job>): the schedule that
+    // fired is the one whose instant this is (lowest index on ties); `schedule_index` is the
+    // fallback for a --fire-time that matches none.
+    let fireTimeMs: number | null = null;
+    let scheduleIndex = spec.scheduleIndex;
     if (s.fireTime !== undefined) {
       fireTimeMs = parseInstant(s.fireTime);
       if (fireTimeMs === null) {
@@ -135,20 +139,21 @@ export async function trigger(s: TriggerSettings, deps: TriggerDeps): Promise<nu
           `--fire-time: expected RFC 3339 or Unix seconds, found ${JSON.stringify(s.fireTime)}`,
         );
       }
+      const at = fireTimeMs;
+      const k = spec.schedules.findIndex((sc) => previousFire(sc, job.timezone, at) === at);
+      if (k >= 0 && spec.schedules.length > 1) scheduleIndex = k;
     } else {
-      fireTimeMs = previousFire(spec.schedule, job.timezone, started + 1000);
+      for (const [k, sc] of spec.schedules.entries()) {
+        const t = previousFire(sc, job.timezone, started + 1000);
+        if (t !== null && (fireTimeMs === null || t > fireTimeMs)) {
+          fireTimeMs = t;
+          scheduleIndex = k;
+        }
+      }
       if (fireTimeMs === null)
-        throw new Early(
-          'internal-error',
-          `schedule "${spec.schedule.source}" has no fire before now`,
-        );
+        throw new Early('internal-error', `the job's schedules have no fire before now`);
     }
-    const runKey = makeRunKey(
-      app,
-      job.name,
-      fireTimeMs,
-      jobChangeHash(app, job, spec.scheduleIndex),
-    );
+    const runKey = makeRunKey(app, job.name, fireTimeMs, jobChangeHash(app, job, scheduleIndex));
     const scope = job.policy.concurrency_scope;
     logger.bind({ run_key: runKey, scope });
     logger.log(

@@ -1,0 +1,209 @@
+/**
+ * The reconciler commands through the built binary (`npm run build` first) on a crontab file in
+ * a temp dir: plan/apply/drift/list/show/prune, exit codes, JSON shapes, INFO lines, and the
+ * no-op guarantee as an operator sees it.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { CLI } from '../helpers/cli.js';
+import { cronixAsync, manifestOf, workspace } from './cli-helpers.js';
+
+const env = { ...process.env, CRON_SECRET: 'not-used-by-apply' };
+const run = (args: string[]) => cronixAsync(args, env);
+const infoLines = (stderr: string): string[] =>
+  stderr.split('\n').filter((l) => l.startsWith('info: '));
+
+describe('cronix plan / apply / drift', () => {
+  it('plans, applies, then a second apply changes nothing (no INFO line, file untouched)', async () => {
+    const ws = workspace();
+    const m = ws.manifest(manifestOf('billing', ['settle', 'report']));
+
+    const plan = await run(['plan', m, ...ws.flags, '-o', 'json']);
+    expect(plan.status).toBe(0);
+    const planned = JSON.parse(plan.stdout) as Record<string, unknown>;
+    expect(Object.keys(planned)).toEqual([
+      'command',
+      'app',
+      'backend',
+      'creates',
+      'updates',
+      'deletes',
+      'unchanged',
+      'refusals',
+      'summary',
+      'target',
+      'spec_files',
+      'changed',
+      'applied',
+      'dry_run',
+    ]);
+    expect(planned).toMatchObject({
+      command: 'plan',
+      app: 'billing',
+      backend: 'crontab',
+      target: ws.crontab,
+      changed: true,
+      applied: false,
+    });
+    expect(() => statSync(ws.crontab)).toThrow(); // plan wrote nothing
+    expect(() => statSync(ws.specDir)).toThrow();
+
+    const apply = await run(['apply', m, ...ws.flags]);
+    expect(apply.status).toBe(0);
+    expect(infoLines(apply.stderr)).toEqual([
+      `info: wrote spec file ${ws.specDir}/billing.report.json`,
+      `info: wrote spec file ${ws.specDir}/billing.settle.json`,
+      'info: created cronix-billing-report-0 (*/10 * * * *)',
+      'info: created cronix-billing-settle-0 (*/10 * * * *)',
+    ]);
+    const text = readFileSync(ws.crontab, 'utf8');
+    expect(text).toContain(
+      `*/10 * * * * root ${process.execPath} ${CLI} trigger billing.settle --spec-dir ${ws.specDir}\n`,
+    );
+    const stat = statSync(ws.crontab);
+    const specStat = statSync(`${ws.specDir}/billing.settle.json`);
+    expect(specStat.mode & 0o777).toBe(0o640);
+
+    const again = await run(['apply', m, ...ws.flags]);
+    expect(again.status).toBe(0);
+    expect(again.stderr).toBe('');
+    expect(again.stdout).toMatch(/no changes, 2 entries up to date/);
+    expect(statSync(ws.crontab).mtimeMs).toBe(stat.mtimeMs);
+    expect(statSync(`${ws.specDir}/billing.settle.json`).mtimeMs).toBe(specStat.mtimeMs);
+
+    const json = await run(['apply', m, ...ws.flags, '-o', 'json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      command: 'apply',
+      changed: false,
+      applied: true,
+      summary: { unchanged: 2 },
+    });
+    expect(json.stderr).toBe('');
+  });
+
+  it('renaming a job deletes the old entry and creates the new; drift exits 5 only with --exit-on-drift', async () => {
+    const ws = workspace();
+    await run(['apply', ws.manifest(manifestOf('billing', ['settle'])), ...ws.flags]);
+    const renamed = ws.manifest(manifestOf('billing', ['settle-all']), 'renamed.json');
+
+    const drift = await run(['drift', renamed, ...ws.flags, '--exit-on-drift', '-o', 'json']);
+    expect(drift.status).toBe(5);
+    expect(JSON.parse(drift.stdout)).toMatchObject({ command: 'drift', changed: true });
+    expect((await run(['drift', renamed, ...ws.flags])).status).toBe(0);
+
+    const apply = await run(['apply', renamed, ...ws.flags]);
+    expect(apply.status).toBe(0);
+    expect(infoLines(apply.stderr)).toEqual([
+      `info: wrote spec file ${ws.specDir}/billing.settle-all.json`,
+      'info: deleted cronix-billing-settle-0',
+      'info: created cronix-billing-settle-all-0 (*/10 * * * *)',
+      `info: removed spec file ${ws.specDir}/billing.settle.json`,
+    ]);
+    expect(readdirSync(ws.specDir).filter((f) => f.endsWith('.json'))).toEqual([
+      'billing.settle-all.json',
+    ]);
+    const clean = await run(['drift', renamed, ...ws.flags, '--exit-on-drift']);
+    expect(clean.status).toBe(0);
+    expect(clean.stdout).toMatch(/no drift, 1 entries match/);
+  });
+
+  it('--dry-run and the diff alias write nothing', async () => {
+    const ws = workspace();
+    const m = ws.manifest(manifestOf('billing', ['settle']));
+    const dry = await run(['apply', m, ...ws.flags, '--dry-run', '-o', 'json']);
+    expect(dry.status).toBe(0);
+    expect(JSON.parse(dry.stdout)).toMatchObject({
+      command: 'apply',
+      dry_run: true,
+      applied: false,
+      changed: true,
+    });
+    const diff = await run(['diff', m, ...ws.flags]);
+    expect(diff.status).toBe(0);
+    expect(diff.stdout).toMatch(/create\s+cronix-billing-settle-0/);
+    expect(() => statSync(ws.crontab)).toThrow();
+  });
+
+  it('a refused plan exits 1 with the reason and writes nothing', async () => {
+    const ws = workspace();
+    const m = ws.manifest(
+      manifestOf('billing', [
+        'settle',
+        {
+          name: 'berlin',
+          schedule: '0 9 * * *',
+          timezone: 'Europe/Berlin',
+          request: { url: 'https://b.example/x' },
+          auth: { secret_refs: ['env:S'] },
+        },
+      ]),
+    );
+    const r = await run(['apply', m, ...ws.flags]);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toMatch(
+      /cronix-billing-berlin-0: timezone "Europe\/Berlin" differs .*--backend systemd/,
+    );
+    expect(r.stderr).toMatch(/1 entry was refused; nothing was written/);
+    expect(() => statSync(ws.crontab)).toThrow();
+    expect(() => statSync(`${ws.specDir}/billing.settle.json`)).toThrow();
+  });
+});
+
+describe('cronix list / show / prune', () => {
+  it('lists and shows owned entries with stable JSON, then prunes only with --yes', async () => {
+    const ws = workspace();
+    await run(['apply', ws.manifest(manifestOf('billing', ['settle'])), ...ws.flags]);
+    await run(['apply', ws.manifest(manifestOf('shop', ['restock']), 'shop.json'), ...ws.flags]);
+
+    const list = await run(['list', ...ws.flags, '-o', 'json']);
+    expect(list.status).toBe(0);
+    const listed = JSON.parse(list.stdout) as { entries: Record<string, unknown>[] };
+    expect(listed.entries.map((e) => e['id'])).toEqual([
+      'cronix-billing-settle-0',
+      'cronix-shop-restock-0',
+    ]);
+    expect(Object.keys(listed.entries[0]!)).toEqual([
+      'id',
+      'app',
+      'job',
+      'schedule_index',
+      'hash',
+      'modified',
+    ]);
+    expect(listed.entries[0]!['modified']).toBeNull();
+    expect((await run(['list', ...ws.flags, '--app', 'shop'])).stdout).toMatch(
+      /cronix-shop-restock-0.*ok/,
+    );
+
+    const show = await run(['show', 'billing.settle', ...ws.flags, '-o', 'json']);
+    expect(show.status).toBe(0);
+    const shown = JSON.parse(show.stdout) as Record<string, unknown>;
+    expect(shown).toMatchObject({
+      app: 'billing',
+      job: 'settle',
+      spec_file: { path: `${ws.specDir}/billing.settle.json`, present: true },
+    });
+    expect((await run(['show', 'billing.nope', ...ws.flags])).status).toBe(1);
+    expect((await run(['show', 'not-a-target', ...ws.flags])).status).toBe(2);
+
+    const preview = await run(['prune', '--app', 'billing', ...ws.flags]);
+    expect(preview.status).toBe(2);
+    expect(preview.stdout).toMatch(/would remove:[\s\S]*cronix-billing-settle-0[\s\S]*--yes/);
+    expect(readFileSync(ws.crontab, 'utf8')).toContain('trigger billing.settle');
+
+    const pruned = await run(['prune', '--app', 'billing', '--yes', ...ws.flags, '-o', 'json']);
+    expect(pruned.status).toBe(0);
+    expect(JSON.parse(pruned.stdout)).toMatchObject({
+      confirmed: true,
+      removed: ['cronix-billing-settle-0'],
+    });
+    const text = readFileSync(ws.crontab, 'utf8');
+    expect(text).not.toContain('billing.settle');
+    expect(text).toContain('trigger shop.restock');
+    expect(readdirSync(ws.specDir).filter((f) => f.endsWith('.json'))).toEqual([
+      'shop.restock.json',
+    ]);
+    expect((await run(['prune', '--app', 'billing', ...ws.flags])).status).toBe(0);
+    expect((await run(['prune', ...ws.flags])).status).toBe(2);
+  });
+});
