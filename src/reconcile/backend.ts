@@ -73,6 +73,13 @@ export interface Backend {
   /** Where entries go, for humans and the JSON output (`/etc/cron.d/cronix`, `namespace default`…). */
   readonly target?: string;
   /**
+   * Messages for the operator gathered during `apply` (e.g. "no systemd here: the units
+   * were written, run these commands"); the CLI prints them to stderr.
+   */
+  readonly notices?: readonly string[];
+  /** True when `apply` writes its output to stdout (render-only YAML): the CLI then keeps stdout for it. */
+  readonly writesStdout?: boolean;
+  /**
    * Whether `apply` writes the shim's spec files into `--spec-dir` on this machine (default
    * true). A backend whose shim reads its spec elsewhere (a Kubernetes ConfigMap) sets false.
    */

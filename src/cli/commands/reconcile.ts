@@ -107,8 +107,14 @@ export async function reconcileCommand(
       mode === 'apply'
         ? await applyReconcile(desired, backend, { ...options, onEvent: eventPrinter(format) })
         : { ...(await planReconcile(desired, backend, options)), applied: false };
-    if (format === 'json') printJson(toJson(mode, result, backend.target));
+    // render-only YAML on stdout keeps stdout for the YAML: the summary goes to stderr
+    const summaryTo = backend.writesStdout
+      ? (line: string) => process.stderr.write(`${line}\n`)
+      : undefined;
+    if (summaryTo) summaryTo(JSON.stringify(toJson(mode, result, backend.target)));
+    else if (format === 'json') printJson(toJson(mode, result, backend.target));
     else printTable(mode, result, backend.target);
+    for (const notice of backend.notices ?? []) process.stderr.write(`notice: ${notice}\n`);
     if (result.plan.refusals.length > 0) {
       const n = result.plan.refusals.length;
       process.stderr.write(

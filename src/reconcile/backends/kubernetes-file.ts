@@ -144,6 +144,7 @@ export function createRenderBackend(
   return {
     name: 'kubernetes',
     target: file !== undefined ? `YAML file ${file}` : 'YAML on stdout',
+    writesStdout: file === undefined,
     localSpecFiles: false,
     refuse: (entry) => refuseKubernetes(entry, flags, now()),
     renderYaml: render,
