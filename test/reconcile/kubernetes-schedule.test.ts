@@ -34,6 +34,7 @@ describe('translateSchedule', () => {
     ['0 0 * * 7', 'UTC', '0 0 * * 0', 'UTC'],
     ['0 0 * * 5-7', 'UTC', '0 0 * * 0,5,6', 'UTC'],
     ['0 0 * * 1-7/2', 'UTC', '0 0 * * 0,1,3,5', 'UTC'],
+    ['0 0 * * 7/2', 'UTC', '0 0 * * 0,2,4,6', 'UTC'], // 7/n starts at Sunday
     ['0 9 * * MON-FRI', 'UTC', '0 9 * * MON-FRI', 'UTC'],
     ['0 0 1,15 * FRI', 'UTC', '0 0 1,15 * FRI', 'UTC'],
     ['0 0 */2 * *', 'UTC', '0 0 */2 * *', 'UTC'],
@@ -57,7 +58,6 @@ describe('translateSchedule', () => {
     ['0 0 1 * */2', /robfig\/cron treats only a bare "\*"/],
     ['@every 90m', /@every as a delay from the CronJob's last run/],
     ['@every 7m', /divide an hour or a day/],
-    ['0 0 * * 7/2', /selects no day, so it never fires/], // our parser reads 7/n in day-of-week as no day
     ['@every 48h', /divide an hour or a day/],
     ['@every 2h30m', /divide an hour or a day/],
   ])('refuses %s', (source, reason) => {
