@@ -6,18 +6,9 @@
  * operation, AWS's error and the fix.
  */
 import { BackendUnreachableError, BackendWriteError } from '../backend.js';
+import { NETWORK_ERROR_CODES } from './network-errors.js';
 
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EPIPE',
-  'ECONNABORTED',
-]);
+const NETWORK_CODES = NETWORK_ERROR_CODES;
 
 const AUTH_ERRORS = new Set([
   'AccessDeniedException',

@@ -16,23 +16,14 @@ import {
   type V1CronJob,
 } from '@kubernetes/client-node';
 import { BackendConfigError, BackendUnreachableError, BackendWriteError } from '../backend.js';
+import { NETWORK_ERROR_CODES } from './network-errors.js';
 
 /** Kinds the backend manages. */
 export type ManagedKind = 'CronJob' | 'ConfigMap';
 /** An object of a managed kind. */
 export type ManagedObject = V1CronJob | V1ConfigMap;
 
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EPIPE',
-  'CERT_HAS_EXPIRED',
-]);
+const NETWORK_CODES = NETWORK_ERROR_CODES;
 
 function statusMessage(body: unknown): string {
   if (typeof body === 'string') {
