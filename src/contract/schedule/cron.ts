@@ -215,6 +215,22 @@ function canEverFire(
  */
 export function parseSchedule(expression: string): ScheduleParseResult {
   if (typeof expression !== 'string') return { ok: false, error: 'schedule must be a string' };
+  // parsed schedules are immutable: jobs with the same expression share one (a daemon with
+  // 100,000 jobs holds each distinct schedule's tables once)
+  const cached = interned.get(expression);
+  if (cached) return cached;
+  const result = parseUncached(expression);
+  if (result.ok) {
+    if (interned.size >= MAX_INTERNED) interned.clear();
+    interned.set(expression, result);
+  }
+  return result;
+}
+
+const MAX_INTERNED = 100_000;
+const interned = new Map<string, ScheduleParseResult>();
+
+function parseUncached(expression: string): ScheduleParseResult {
   const source = expression.trim();
   if (source === '') return { ok: false, error: 'schedule is empty' };
   let cronText = source;
