@@ -93,12 +93,24 @@ export async function benchDispatchLag(n = 10_000): Promise<LagRow[]> {
   await scheduler.start(manifests(n, url, () => '* * * * *'));
   const due = Math.ceil(clock.now() / 60_000) * 60_000;
   let ended = 0;
+  let firstStart = 0;
+  let lastStart = 0;
+  let tickAt = 0;
+  scheduler.events.on('tick', (t) => {
+    if (t.due > 0 && tickAt === 0) tickAt = t.now;
+  });
+  scheduler.events.on('run-started', () => {
+    const t = clock.now();
+    if (firstStart === 0) firstStart = t;
+    lastStart = t;
+  });
   await new Promise<void>((resolve) => {
     scheduler.events.on('run-ended', () => {
       if (++ended >= n) resolve();
     });
   });
   const lag = arrivals.splice(0).map((a) => a - due);
+  if (process.env['CRONIX_BENCH_DEBUG']) console.log({ tick: tickAt - due, firstStart: firstStart - due, lastStart: lastStart - due });
   await scheduler.stop(5000);
   await store.close();
   await transport.close?.();

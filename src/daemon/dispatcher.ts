@@ -12,6 +12,13 @@ import { ledgerOutcome } from './policy.js';
 import type { RegisteredJob } from './registry.js';
 import type { RunPatch, RunRecord, Store } from './store/types.js';
 
+/**
+ * How long run-end updates wait to be committed together. One fsync per window instead of one
+ * per run; a crash inside the window leaves those runs `running`, and they are ended `crashed`
+ * at the next start.
+ */
+export const GROUP_COMMIT_MS = 25;
+
 /** One active run. */
 interface Active {
   run: RunRecord;
@@ -172,8 +179,8 @@ export class Dispatcher {
   /** Queues a ledger update for the next group commit; resolves once it is durable. */
   record(run: RunRecord, patch: RunPatch): Promise<void> {
     this.pending.push({ id: run.id, patch });
-    this.scheduled ??= new Promise<void>((resolve) => setTimeout(resolve, 5)).then(() =>
-      this.flush(),
+    this.scheduled ??= new Promise<void>((resolve) => setTimeout(resolve, GROUP_COMMIT_MS)).then(
+      () => this.flush(),
     );
     return this.scheduled;
   }

@@ -354,10 +354,15 @@ export class Scheduler {
     const planned: { job: RegisteredJob; run: NewRun; admission: Admission }[] = [];
     const starting = new Map<string, number>();
     const queuedAdd = new Map<string, number>();
-    for (const f of fires) {
+    const runs = fires.map((f) => {
       const run = this.newRun(f.job, f.index, f.nominal, f.trigger);
       if (f.runKey) run.runKey = f.runKey;
-      if (await store.hasSucceeded(run.runKey)) {
+      return run;
+    });
+    const succeeded = await store.succeededAmong(runs.map((r) => r.runKey));
+    for (const [i, f] of fires.entries()) {
+      const run = runs[i] as NewRun;
+      if (succeeded.has(run.runKey)) {
         Object.assign(run, { phase: 'ended', outcome: 'duplicate', endedAt: now });
         planned.push({ job: f.job, run, admission: 'skip' });
         this.metrics.dispatched(f.job.key, 'duplicate');

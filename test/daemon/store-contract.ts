@@ -218,6 +218,20 @@ export function storeContract(name: string, makeStore: () => Promise<StoreUnderT
       expect(await store.pruneRuns(T0 + 5_000)).toBe(0);
     });
 
+    it('succeededAmong returns exactly the keys that succeeded, across chunks', async () => {
+      const keys = Array.from(
+        { length: 1200 },
+        (_, i) => `app/job#2026-01-01T00:00:${String(i % 60).padStart(2, '0')}Z#${i}`,
+      );
+      await store.insertRuns([
+        newRun({ runKey: keys[3]!, phase: 'ended', outcome: 'success', endedAt: T0 }),
+        newRun({ runKey: keys[1100]!, phase: 'ended', outcome: 'success', endedAt: T0 }),
+        newRun({ runKey: keys[7]!, phase: 'ended', outcome: 'app_rejected', endedAt: T0 }),
+      ]);
+      expect(await store.succeededAmong(keys)).toEqual(new Set([keys[3], keys[1100]]));
+      expect(await store.succeededAmong([])).toEqual(new Set());
+    });
+
     it('hasSucceeded and lastSuccess see only successful runs', async () => {
       const key = 'billing/settle#2026-01-01T00:00:00Z#abc';
       expect(await store.hasSucceeded(key)).toBe(false);

@@ -211,6 +211,21 @@ export class SqliteStore implements Store {
     return this.#s().hasSucceeded.get(runKey) !== undefined;
   }
 
+  async succeededAmong(runKeys: readonly string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    for (let i = 0; i < runKeys.length; i += 500) {
+      const chunk = runKeys.slice(i, i + 500);
+      const rows = this.#db
+        .prepare(
+          `SELECT run_key FROM runs WHERE outcome = 'success' AND run_key IN (${chunk.map(() => '?').join(',')})`,
+        )
+        .pluck()
+        .all(...chunk) as string[];
+      for (const key of rows) found.add(key);
+    }
+    return found;
+  }
+
   async lastSuccess(app: string, job: string): Promise<number | null> {
     return (this.#s().lastSuccess.get(app, job) as number | null | undefined) ?? null;
   }

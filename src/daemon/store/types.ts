@@ -99,6 +99,8 @@ export interface Store {
   runningRuns(): Promise<RunRecord[]>;
   /** Whether a run with this run key ended with outcome `success`. */
   hasSucceeded(runKey: string): Promise<boolean>;
+  /** The run keys among `runKeys` that already succeeded (one round trip for a whole tick). */
+  succeededAmong(runKeys: readonly string[]): Promise<Set<string>>;
   /** Latest `endedAt` of a successful run of the job, or null. */
   lastSuccess(app: string, job: string): Promise<number | null>;
   /** Ends every `running` run as `crashed` at `now`; returns how many. Called at start-up. */
