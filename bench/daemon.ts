@@ -110,7 +110,8 @@ export async function benchDispatchLag(n = 10_000): Promise<LagRow[]> {
     });
   });
   const lag = arrivals.splice(0).map((a) => a - due);
-  if (process.env['CRONIX_BENCH_DEBUG']) console.log({ tick: tickAt - due, firstStart: firstStart - due, lastStart: lastStart - due });
+  if (process.env['CRONIX_BENCH_DEBUG'])
+    console.log({ tick: tickAt - due, firstStart: firstStart - due, lastStart: lastStart - due });
   await scheduler.stop(5000);
   await store.close();
   await transport.close?.();
