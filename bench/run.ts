@@ -95,6 +95,8 @@ async function main(): Promise<void> {
     '',
     'A real `cronix serve` process with 400 manifests × 250 jobs on minute-granular yearly schedules',
     '(registered, none due during the measurement); RSS after start-up, CPU over 20 s of idling.',
+    'Parsed schedules are interned (jobs with the same expression share one); these 100,000 jobs',
+    'use 1,440 distinct expressions, about what a large fleet of daily and hourly jobs looks like.',
     '',
     '| jobs | start-up (s) | RSS (MB) | idle CPU (%) |',
     '|---:|---:|---:|---:|',
