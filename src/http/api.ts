@@ -8,26 +8,22 @@ import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { parseInstant } from '../contract/run.js';
 import { SchedulerError, type Scheduler } from '../daemon/scheduler.js';
-import type { RunFilter, RunOutcome, RunPhase, Store } from '../daemon/store/types.js';
+import {
+  RUN_OUTCOMES,
+  RUN_PHASES,
+  type RunFilter,
+  type RunOutcome,
+  type RunPhase,
+  type Store,
+} from '../daemon/store/types.js';
 import { OPENAPI } from './openapi.js';
 import { errorJson, runJson } from './serialize.js';
 
 /** Largest request body accepted. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-const OUTCOMES: readonly RunOutcome[] = [
-  'success',
-  'app_rejected',
-  'retries_exhausted',
-  'skipped',
-  'queue_full',
-  'stopped',
-  'crashed',
-  'missed',
-  'duplicate',
-  'internal_error',
-];
-const PHASES: readonly RunPhase[] = ['queued', 'running', 'ended'];
+const OUTCOMES = RUN_OUTCOMES;
+const PHASES = RUN_PHASES;
 
 /** What the API needs. */
 export interface ApiDeps {

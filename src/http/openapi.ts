@@ -1,4 +1,5 @@
 /** The OpenAPI 3.1 document the daemon serves at `/openapi.json`. */
+import { RUN_OUTCOMES, RUN_PHASES } from '../daemon/store/types.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
@@ -64,22 +65,8 @@ export const OPENAPI = {
           schedule_index: { type: ['integer', 'null'] },
           scheduled_time: time,
           trigger: { enum: ['schedule', 'catchup', 'manual', 'replay'] },
-          phase: { enum: ['queued', 'running', 'ended'] },
-          outcome: {
-            enum: [
-              'success',
-              'app_rejected',
-              'retries_exhausted',
-              'skipped',
-              'queue_full',
-              'stopped',
-              'crashed',
-              'missed',
-              'duplicate',
-              'internal_error',
-              null,
-            ],
-          },
+          phase: { enum: [...RUN_PHASES] },
+          outcome: { enum: [...RUN_OUTCOMES, null] },
           attempts: { type: 'integer' },
           last_status: { type: ['integer', 'null'] },
           created_at: time,

@@ -22,6 +22,23 @@ export type RunOutcome =
   | 'duplicate'
   | 'internal_error';
 
+/** Every outcome, in the order of SPEC §7. */
+export const RUN_OUTCOMES: readonly RunOutcome[] = [
+  'success',
+  'app_rejected',
+  'retries_exhausted',
+  'skipped',
+  'queue_full',
+  'stopped',
+  'crashed',
+  'missed',
+  'duplicate',
+  'internal_error',
+];
+
+/** Every phase. */
+export const RUN_PHASES: readonly RunPhase[] = ['queued', 'running', 'ended'];
+
 /** What caused a run. */
 export type RunTrigger = 'schedule' | 'catchup' | 'manual' | 'replay';
 
