@@ -43,6 +43,8 @@ export class Dispatcher {
   private pending: { id: string; patch: RunPatch }[] = [];
   private scheduled: Promise<void> | undefined;
   private readonly inflight = new Set<Promise<void>>();
+  /** Last success per job (`X-Cron-Previous-Success-Time`), read from the store once per job. */
+  private readonly lastSuccess = new Map<string, number | null>();
 
   constructor(private readonly deps: DispatcherDeps) {}
 
@@ -133,7 +135,11 @@ export class Dispatcher {
       });
     } else {
       try {
-        const lastSuccess = await this.deps.store.lastSuccess(job.app, job.job.name);
+        let lastSuccess = this.lastSuccess.get(job.key);
+        if (lastSuccess === undefined) {
+          lastSuccess = await this.deps.store.lastSuccess(job.app, job.job.name);
+          this.lastSuccess.set(job.key, lastSuccess);
+        }
         const result = await runFire(
           {
             app: job.app,
@@ -164,6 +170,8 @@ export class Dispatcher {
       }
     }
     const ended: RunRecord = { ...run, ...patch };
+    if (ended.outcome === 'success' && ended.endedAt !== null)
+      this.lastSuccess.set(job.key, ended.endedAt);
     const runs = this.active.get(job.key);
     runs?.delete(run.id);
     this.deps.metrics.activeRuns(job.key, runs?.size ?? 0);
