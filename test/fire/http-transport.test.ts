@@ -3,9 +3,8 @@
  * the wire, statuses, redirects, the body cap, the deadline, drops, refusals, aborts and
  * connection reuse and cleanup.
  */
-import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHttpTransport } from '../../src/fire/http-transport.js';
 import type { SendOptions, Transport, TransportRequest } from '../../src/fire/types.js';
 import { freePort, sequence, startSink, type Sink, type SinkAction } from '../helpers/sink.js';
+import { selfSignedCert } from '../helpers/tls.js';
 
 const KIB64 = 64 * 1024;
 const OPTS: SendOptions = { timeoutMs: 5000, maxBodyBytes: KIB64 };
@@ -253,26 +253,7 @@ describe('network errors and aborts', () => {
   it('verifies TLS: a self-signed https server is a network error, never a response', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cronix-tls-'));
     try {
-      execFileSync(
-        'openssl',
-        [
-          ...[
-            'req',
-            '-x509',
-            '-newkey',
-            'rsa:2048',
-            '-nodes',
-            '-days',
-            '1',
-            '-subj',
-            '/CN=127.0.0.1',
-          ],
-          ...['-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')],
-        ],
-        { stdio: 'ignore' },
-      );
-      const key = readFileSync(join(dir, 'key.pem'));
-      const cert = readFileSync(join(dir, 'cert.pem'));
+      const { key, cert } = selfSignedCert(dir);
       let served = 0;
       const server = createHttpsServer({ key, cert }, (_q, s) => s.end(String(++served)));
       server.listen(0, '127.0.0.1');

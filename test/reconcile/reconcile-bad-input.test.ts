@@ -4,7 +4,6 @@
  * path, non-loopback http → 2), an unwritable target (1, nothing half-written), a missing
  * crontab(1) (3), and bad flags (2).
  */
-import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
@@ -12,6 +11,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verify } from '../../src/contract/signature.js';
 import { freePort } from '../helpers/sink.js';
+import { selfSignedCert } from '../helpers/tls.js';
 import {
   cronixAsync,
   manifestOf,
@@ -164,39 +164,19 @@ describe('fetch limits', () => {
 
   it('fetches https:// with the system CAs plus NODE_EXTRA_CA_CERTS (a self-signed server)', async () => {
     const ws = workspace();
-    const gen = spawnSync('openssl', [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      '-keyout',
-      `${ws.dir}/key.pem`,
-      '-out',
-      `${ws.dir}/cert.pem`,
-    ]);
-    expect(gen.status, String(gen.stderr)).toBe(0);
+    const tls = selfSignedCert(ws.dir);
     const body = JSON.stringify(manifestOf('billing', ['settle']));
-    const server = createHttpsServer(
-      { key: readFileSync(`${ws.dir}/key.pem`), cert: readFileSync(`${ws.dir}/cert.pem`) },
-      (req, res) => {
-        const ok = verify({
-          header: req.headers['x-cron-signature'] as string | undefined,
-          secrets: [SECRET],
-          method: 'GET',
-          path: req.url ?? '',
-          now: Date.now() / 1000,
-        }).ok;
-        res.writeHead(ok ? 200 : 401);
-        res.end(ok ? body : 'no');
-      },
-    );
+    const server = createHttpsServer({ key: tls.key, cert: tls.cert }, (req, res) => {
+      const ok = verify({
+        header: req.headers['x-cron-signature'] as string | undefined,
+        secrets: [SECRET],
+        method: 'GET',
+        path: req.url ?? '',
+        now: Date.now() / 1000,
+      }).ok;
+      res.writeHead(ok ? 200 : 401);
+      res.end(ok ? body : 'no');
+    });
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const { port } = server.address() as { port: number };
@@ -213,7 +193,7 @@ describe('fetch limits', () => {
         ],
         {
           ...env,
-          NODE_EXTRA_CA_CERTS: `${ws.dir}/cert.pem`,
+          NODE_EXTRA_CA_CERTS: tls.certPath,
         },
       );
       expect(r.stderr).toBe('');

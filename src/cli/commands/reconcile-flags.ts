@@ -1,7 +1,26 @@
 /** The parsed flags of the reconciler commands (see `src/cli/reconcile-commands.ts`). */
+import type { BackendOptions } from '../../reconcile/backends/options.js';
+
+/** The backend flags, named as in {@link BackendOptions} (one definition of each). */
+type BackendFlags = Pick<
+  BackendOptions,
+  | 'crontabPath'
+  | 'cronUser'
+  | 'cronTimezone'
+  | 'systemdUnitDir'
+  | 'k8sNamespace'
+  | 'k8sImage'
+  | 'kubeconfig'
+  | 'k8sSecret'
+  | 'k8sRender'
+  | 'awsRegion'
+  | 'awsScheduleGroup'
+  | 'awsTargetArn'
+  | 'awsRoleArn'
+>;
 
 /** The flags every reconciler command accepts (commander's camelCase names). */
-export interface ReconcileFlags {
+export interface ReconcileFlags extends BackendFlags {
   output: string;
   backend: string;
   specDir?: string;
@@ -10,17 +29,4 @@ export interface ReconcileFlags {
   lockDir?: string;
   stateDir?: string;
   lockBackend?: string;
-  crontabPath?: string;
-  cronUser: string;
-  cronTimezone?: string;
-  systemdUnitDir?: string;
-  k8sNamespace?: string;
-  k8sImage?: string;
-  kubeconfig?: string;
-  k8sSecret?: string;
-  k8sRender?: string | boolean;
-  awsRegion?: string;
-  awsScheduleGroup?: string;
-  awsTargetArn?: string;
-  awsRoleArn?: string;
 }
