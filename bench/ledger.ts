@@ -1,19 +1,24 @@
 /**
  * Ledger throughput: durable runs recorded per second by the real SQLite store
  * (WAL, `synchronous = FULL`, so every transaction is fsynced) on a temp file
- * in the OS temp dir, in three shapes: one run per transaction, batches of 100
- * (a busy scheduler tick), and 10,000 runs in one transaction (10,000 jobs due
- * in the same second).
+ * in the OS temp dir, and by the PostgreSQL store on the local server (its
+ * default `synchronous_commit = on`: every commit is flushed), in three shapes:
+ * one run per transaction, batches of 100 (a busy scheduler tick), and 10,000
+ * runs in one transaction (10,000 jobs due in the same second). Each run is
+ * recorded as the daemon records a fire it starts: with its fire claim and its
+ * run-key claim.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { v7 as uuidv7 } from 'uuid';
+import { PostgresStore } from '../src/daemon/store/postgres.js';
 import { openSqliteStore } from '../src/daemon/store/sqlite.js';
-import type { NewRun } from '../src/daemon/store/types.js';
+import type { NewRun, Store } from '../src/daemon/store/types.js';
 
 /** One row of the ledger table in BENCHMARKS.md. */
 export interface LedgerRow {
+  store: 'SQLite' | 'PostgreSQL';
   what: string;
   /** Runs per `insertRuns` call (= per transaction, = per fsync). */
   batch: number;
@@ -34,7 +39,10 @@ const quantile = (xs: number[], q: number): number => {
 const T0 = Date.UTC(2026, 0, 1);
 let n = 0;
 
-/** A realistic queued scheduled run (UUIDv7 id as the daemon assigns, SPEC-shaped run key). */
+/**
+ * A realistic scheduled run as the daemon records it when it starts it (UUIDv7 id, SPEC-shaped
+ * run key): phase `running`, so each insert also takes the fire claim and the run-key claim.
+ */
 function run(): NewRun {
   const i = ++n;
   const job = `job-${String(i % 10_000).padStart(5, '0')}`;
@@ -47,38 +55,45 @@ function run(): NewRun {
     scheduleIndex: 0,
     scheduledTime: at,
     trigger: 'schedule',
-    phase: 'queued',
+    phase: 'running',
     outcome: null,
     attempts: 0,
     lastStatus: null,
     createdAt: at + 3,
-    startedAt: null,
+    startedAt: at + 3,
     endedAt: null,
     dueAt: null,
+    error: null,
+    attemptLog: [],
+    outputTruncated: false,
   };
 }
 
 /** Measures one shape: `transactions` calls of `batch` runs each (after one warm-up call). */
 async function measure(
+  kind: LedgerRow['store'],
+  open: () => Promise<Store>,
   what: string,
   batch: number,
   transactions: number,
-  dir: string,
 ): Promise<LedgerRow> {
-  const store = await openSqliteStore(join(dir, `ledger-${batch}.db`));
+  const store = await open();
   try {
-    await store.insertRuns(Array.from({ length: batch }, run));
+    await store.write(
+      Array.from({ length: batch }, () => ({ kind: 'insert' as const, run: run() })),
+    );
     const times: number[] = [];
     let total = 0;
     for (let t = 0; t < transactions; t++) {
-      const runs = Array.from({ length: batch }, run);
+      const ops = Array.from({ length: batch }, () => ({ kind: 'insert' as const, run: run() }));
       const start = performance.now();
-      await store.insertRuns(runs);
+      await store.write(ops);
       const ms = performance.now() - start;
       times.push(ms);
       total += ms;
     }
     return {
+      store: kind,
       what,
       batch,
       transactions,
@@ -91,18 +106,53 @@ async function measure(
   }
 }
 
-/** Runs the three ledger shapes on a fresh temp dir and returns one row each. */
-export async function benchLedger(): Promise<LedgerRow[]> {
+/** The shapes measured on each store. */
+const SHAPES = [
+  ['one run per transaction', 1, 500],
+  ['batches of 100', 100, 200],
+  ['10,000 in one transaction', 10_000, 10],
+] as const;
+
+/**
+ * Runs the three ledger shapes on SQLite (a fresh temp dir) and on PostgreSQL
+ * (a fresh schema on `pgUrl`, dropped afterwards) and returns one row each.
+ */
+export async function benchLedger(
+  pgUrl = process.env['CRONIX_BENCH_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+): Promise<LedgerRow[]> {
   const dir = mkdtempSync(join(tmpdir(), 'cronix-bench-ledger-'));
+  const rows: LedgerRow[] = [];
   try {
-    return [
-      await measure('one run per transaction', 1, 500, dir),
-      await measure('batches of 100', 100, 200, dir),
-      await measure('10,000 in one transaction', 10_000, 10, dir),
-    ];
+    for (const [what, batch, n] of SHAPES)
+      rows.push(
+        await measure('SQLite', () => openSqliteStore(join(dir, `l-${batch}.db`)), what, batch, n),
+      );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  const schema = `bench_${Date.now().toString(36)}`;
+  const url = `${pgUrl}${pgUrl.includes('?') ? '&' : '?'}schema=${schema}`;
+  try {
+    for (const [what, batch, n] of SHAPES)
+      rows.push(
+        await measure(
+          'PostgreSQL',
+          async () => {
+            const s = PostgresStore.open(url);
+            await s.migrate();
+            return s;
+          },
+          what,
+          batch,
+          n,
+        ),
+      );
+  } finally {
+    const admin = PostgresStore.open(url);
+    await admin.pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
+    await admin.close();
+  }
+  return rows;
 }
 
 /** Markdown table lines for BENCHMARKS.md. */
@@ -110,11 +160,11 @@ export function ledgerTable(rows: LedgerRow[]): string[] {
   const fmt = (x: number): string => Math.round(x).toLocaleString('en-US');
   const ms = (x: number): string => (x < 1 ? x.toFixed(3) : x.toFixed(2));
   return [
-    '| shape | runs per transaction | transactions | runs/s | median ms per transaction | p99 ms per transaction |',
-    '|---|---:|---:|---:|---:|---:|',
+    '| store | shape | runs per transaction | transactions | runs/s | median ms per transaction | p99 ms per transaction |',
+    '|---|---|---:|---:|---:|---:|---:|',
     ...rows.map(
       (r) =>
-        `| ${r.what} | ${fmt(r.batch)} | ${fmt(r.transactions)} | ${fmt(r.runsPerSec)} | ${ms(r.medianMsPerTx)} | ${ms(r.p99MsPerTx)} |`,
+        `| ${r.store} | ${r.what} | ${fmt(r.batch)} | ${fmt(r.transactions)} | ${fmt(r.runsPerSec)} | ${ms(r.medianMsPerTx)} | ${ms(r.p99MsPerTx)} |`,
     ),
   ];
 }

@@ -10,6 +10,7 @@ import { benchLedger, ledgerTable } from './ledger.js';
 import { benchManifest } from './manifest.js';
 import { benchSchedules } from './schedule.js';
 import { benchShimOverhead } from './shim.js';
+import { uiBundleSection } from './ui-size.js';
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const ms = (n: number): string => (n < 1 ? n.toFixed(3) : n.toFixed(2));
@@ -107,6 +108,8 @@ async function main(): Promise<void> {
     '## Ledger: durable runs recorded per second',
     '',
     ...ledgerTable(ledger),
+    '',
+    ...uiBundleSection(),
     '',
   ];
   const out = fileURLToPath(new URL('../BENCHMARKS.md', import.meta.url));

@@ -16,6 +16,9 @@ export const SCHEDULES = [
   '30 2 * * *',
   '0 0 1 * *',
   '0 0 1,15 * FRI',
+  // six fields, seconds first (the seconds extension of SPEC §3)
+  '*/10 * * * * *',
+  '30 0 9 * * MON-FRI',
 ] as const;
 export const ZONES = ['UTC', 'America/New_York'] as const;
 

@@ -55,4 +55,10 @@ export {
   type VerifyResult,
   type VerifyErrorCode,
 } from './contract/signature.js';
-export { parseSecretRef, resolveSecretRefs, redact } from './secrets/resolve.js';
+export {
+  MIN_SECRET_BYTES,
+  parseSecretRef,
+  resolveSecretRefs,
+  redact,
+  shortSecretsError,
+} from './secrets/resolve.js';

@@ -1,6 +1,6 @@
 /**
  * Registers the daemon's commands (`serve`, and the API clients `jobs`, `runs`,
- * `start`, `cancel`, `pause`, `resume`, `replay`) on the CLI program.
+ * `logs`, `start`, `cancel`, `pause`, `resume`, `replay`) on the CLI program.
  */
 import { Option, type Command } from 'commander';
 import { outputFormat } from './output.js';
@@ -40,6 +40,16 @@ export function registerDaemonCommands(program: Command): void {
     .option('--no-auth', 'no token for mutations (loopback addresses only)')
     .option('--grace-period <seconds>', 'on SIGTERM, how long running attempts may finish', '30')
     .option('--retention-days <days>', 'delete ended runs older than this (0 = keep forever)', '30')
+    .option(
+      '--store <url>',
+      'postgres://user@host:5432/db?schema=NAME: a PostgreSQL store shared by replicas (default $CRONIX_STORE_URL, else SQLite in the data dir)',
+    )
+    .option('--replica-id <id>', "this replica's name in a cluster (default <host>:<pid>)")
+    .option('--lease-seconds <seconds>', 'leader lease TTL in a cluster', '15')
+    .option(
+      '--lock-backend <url>',
+      'redis://host:6379[/db] lock backend of concurrency_scope global jobs (default $CRONIX_REDIS_URL)',
+    )
     .action(
       async (
         manifests: string[],
@@ -50,6 +60,10 @@ export function registerDaemonCommands(program: Command): void {
           auth: boolean;
           gracePeriod: string;
           retentionDays: string;
+          lockBackend?: string;
+          store?: string;
+          replicaId?: string;
+          leaseSeconds: string;
         },
       ) => {
         const { serveCommand } = await import('./commands/serve.js');
@@ -70,20 +84,46 @@ export function registerDaemonCommands(program: Command): void {
 
   program
     .command('runs')
-    .description('list runs, newest first')
+    .description('list runs, newest first; with a run id, show that run and its attempts')
+    .argument('[run-id]', 'show one run with every attempt and its error')
     .option('--job <app.job>', 'only this job')
     .option('--outcome <outcome>', 'only this outcome (success, app_rejected, skipped, …)')
     .option('--limit <n>', 'at most n runs (1..1000)')
     .addOption(out())
     .addOption(url())
     .addOption(tokenFile())
-    .action(async (f: ClientFlags & { job?: string; outcome?: string; limit?: string }) => {
-      const { runsCommand } = await import('./commands/client.js');
-      process.exitCode = await runsCommand({
-        ...client(f),
-        ...(f.job ? { job: f.job } : {}),
-        ...(f.outcome ? { outcome: f.outcome } : {}),
-        ...(f.limit ? { limit: f.limit } : {}),
+    .action(
+      async (
+        id: string | undefined,
+        f: ClientFlags & { job?: string; outcome?: string; limit?: string },
+      ) => {
+        const { runCommand, runsCommand } = await import('./commands/client.js');
+        if (id !== undefined) {
+          process.exitCode = await runCommand(id, client(f));
+          return;
+        }
+        process.exitCode = await runsCommand({
+          ...client(f),
+          ...(f.job ? { job: f.job } : {}),
+          ...(f.outcome ? { outcome: f.outcome } : {}),
+          ...(f.limit ? { limit: f.limit } : {}),
+        });
+      },
+    );
+
+  program
+    .command('logs')
+    .description("print a command run's captured output; -f follows it until the run ends")
+    .argument('<run-id>', 'run id')
+    .option('-f, --follow', 'keep printing new output until the run ends')
+    .addOption(url())
+    .addOption(tokenFile())
+    .action(async (id: string, f: { follow?: boolean; url?: string; tokenFile?: string }) => {
+      const { logsCommand } = await import('./commands/logs.js');
+      process.exitCode = await logsCommand(id, {
+        follow: f.follow === true,
+        ...(f.url ? { url: f.url } : {}),
+        ...(f.tokenFile ? { tokenFile: f.tokenFile } : {}),
       });
     });
 

@@ -36,7 +36,10 @@ function build(): Command {
   program
     .command('next')
     .description('print the next fire instants of a schedule')
-    .argument('<schedule>', 'cron expression, shortcut or @every (quote it)')
+    .argument(
+      '<schedule>',
+      'cron expression (5 fields, or 6 with seconds first), shortcut or @every (quote it)',
+    )
     .option('--tz <zone>', 'IANA time zone whose wall clock decides matching', 'UTC')
     .option('--from <instant>', 'reference instant, RFC 3339 or Unix seconds (default: now)')
     .option('-n, --count <count>', 'how many fires to print', '1')

@@ -16,9 +16,28 @@ export const TRIGGER_HEADERS = {
   attempt: 'X-Cron-Attempt',
   previousSuccessTime: 'X-Cron-Previous-Success-Time',
   fencingToken: 'X-Cron-Fencing-Token',
+  leaderEpoch: 'X-Cron-Leader-Epoch',
   traceparent: 'traceparent',
   signature: 'X-Cron-Signature',
 } as const;
+
+/**
+ * Environment variables cronix sets for every attempt of a command job (SPEC §11), after the
+ * job's own `env` and `env_from_secrets`, so they cannot be overridden. Times are Unix seconds,
+ * as in the trigger headers.
+ */
+export const COMMAND_ENV = {
+  runId: 'CRONIX_RUN_ID',
+  runKey: 'CRONIX_RUN_KEY',
+  fireTime: 'CRONIX_FIRE_TIME',
+  attempt: 'CRONIX_ATTEMPT',
+  previousSuccessTime: 'CRONIX_PREVIOUS_SUCCESS_TIME',
+  fencingToken: 'CRONIX_FENCING_TOKEN',
+  leaderEpoch: 'CRONIX_LEADER_EPOCH',
+} as const;
+
+/** Variables of the cronix process passed on to a command (SPEC §11); nothing else is. */
+export const INHERITED_ENV = ['PATH', 'HOME', 'LANG', 'TZ'] as const;
 
 /** Response bytes kept per attempt (SPEC §5.6). */
 export const MAX_RESPONSE_BODY_BYTES = 64 * 1024;
@@ -61,13 +80,20 @@ export function backoffSchedule(retries: RetryPolicy): number[] {
   return Array.from({ length: retries.max_attempts - 1 }, (_, i) => backoffSeconds(i + 1, retries));
 }
 
-/** Longest a fire can take: every attempt timing out plus every backoff sleep, in seconds. */
-export function worstCaseFireSeconds(policy: {
-  timeout_seconds: number;
-  retries: RetryPolicy;
-}): number {
+/**
+ * Longest a fire can take: every attempt timing out plus every backoff sleep, in seconds.
+ * `stopSeconds` is what each attempt may take past its timeout while it is being stopped (a
+ * command job's `graceful_stop_seconds`, see `attemptStopSeconds`; 0 for HTTP).
+ */
+export function worstCaseFireSeconds(
+  policy: {
+    timeout_seconds: number;
+    retries: RetryPolicy;
+  },
+  stopSeconds = 0,
+): number {
   return (
-    policy.retries.max_attempts * policy.timeout_seconds +
+    policy.retries.max_attempts * (policy.timeout_seconds + stopSeconds) +
     backoffSchedule(policy.retries).reduce((a, b) => a + b, 0)
   );
 }
@@ -79,7 +105,7 @@ export function lockTtlMs(timeoutSeconds: number): number {
 
 /** How one attempt ended. */
 export type AttemptClass =
-  'success' | 'app-rejected' | 'server-error' | 'network-error' | 'timeout';
+  'success' | 'app-rejected' | 'server-error' | 'network-error' | 'timeout' | 'command-failed';
 
 /**
  * Classifies an HTTP status: 2xx success; 4xx app rejected (no retry); 5xx
@@ -92,9 +118,24 @@ export function classifyStatus(status: number): AttemptClass {
   return 'app-rejected';
 }
 
+/**
+ * Classifies how a command ended (SPEC §11): an exit code in `success` is a success; in
+ * `reject`, the job refused the run (no retry); any other exit code, or death by a signal
+ * (`code` null), is a failure that may be retried.
+ */
+export function classifyExit(
+  code: number | null,
+  success: readonly number[],
+  reject: readonly number[],
+): AttemptClass {
+  if (code !== null && success.includes(code)) return 'success';
+  if (code !== null && reject.includes(code)) return 'app-rejected';
+  return 'command-failed';
+}
+
 /** Whether another attempt may follow an attempt of this class. */
 export function isRetryable(c: AttemptClass): boolean {
-  return c === 'server-error' || c === 'network-error' || c === 'timeout';
+  return c === 'server-error' || c === 'network-error' || c === 'timeout' || c === 'command-failed';
 }
 
 /** Terminal outcome of one fire. */

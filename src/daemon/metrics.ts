@@ -3,6 +3,7 @@
  * prom-client registry served at `/metrics`. The `job` label is `app/job`.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { JobCounter, JobGauge, JobHistogram } from './metric-maps.js';
 import type { RunRecord } from './store/types.js';
 
 const WINDOW_HOURS = 24;
@@ -61,59 +62,82 @@ class Completeness {
 export class DaemonMetrics {
   readonly registry = new Registry();
   private readonly completeness = new Completeness();
-  private readonly dispatch = new Counter({
-    name: 'cronix_scheduler_dispatch_total',
-    help: 'Fires and manual triggers by admission result.',
-    labelNames: ['job', 'result'],
-    registers: [this.registry],
-  });
+  // per-job metrics: plain maps, rendered at scrape time (metric-maps.ts)
+  private readonly dispatch = new JobCounter(
+    'cronix_scheduler_dispatch_total',
+    'Fires and manual triggers by admission result.',
+    this.registry,
+    'result',
+  );
   private readonly lag = new Histogram({
     name: 'cronix_scheduler_dispatch_lag_seconds',
     help: 'Dispatch time minus scheduled time.',
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [this.registry],
   });
-  private readonly runs = new Counter({
-    name: 'cronix_job_run_total',
-    help: 'Ended runs by outcome.',
-    labelNames: ['job', 'outcome'],
+  private readonly runs = new JobCounter(
+    'cronix_job_run_total',
+    'Ended runs by outcome.',
+    this.registry,
+    'outcome',
+  );
+  private readonly duration = new JobHistogram(
+    'cronix_job_run_duration_seconds',
+    'Duration of runs that started attempts.',
+    this.registry,
+    [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600],
+  );
+  private readonly duplicates = new JobCounter(
+    'cronix_job_duplicate_suppressed_total',
+    'Fires not dispatched because their run key already succeeded.',
+    this.registry,
+  );
+  private readonly backfill = new JobCounter(
+    'cronix_job_backfill_total',
+    'Catch-up runs after downtime.',
+    this.registry,
+  );
+  private readonly missed = new JobCounter(
+    'cronix_job_missed_total',
+    'Fires missed during downtime and not caught up.',
+    this.registry,
+  );
+  private readonly depth = new JobGauge(
+    'cronix_job_queue_depth',
+    'Runs waiting in the Enqueue queue.',
+    this.registry,
+  );
+  private readonly active = new JobGauge(
+    'cronix_job_active_runs',
+    'Runs currently running.',
+    this.registry,
+  );
+
+  private readonly storeErrors = new Counter({
+    name: 'cronix_store_errors_total',
+    help: 'Failed store writes (each is retried until it succeeds).',
+    labelNames: ['op'],
     registers: [this.registry],
   });
-  private readonly duration = new Histogram({
-    name: 'cronix_job_run_duration_seconds',
-    help: 'Duration of runs that started attempts.',
-    labelNames: ['job'],
-    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600],
+
+  private readonly leader = new Gauge({
+    name: 'cronix_leader',
+    help: '1 while this replica leads (dispatches), else 0.',
     registers: [this.registry],
   });
-  private readonly duplicates = new Counter({
-    name: 'cronix_job_duplicate_suppressed_total',
-    help: 'Fires not dispatched because their run key already succeeded.',
-    labelNames: ['job'],
+  private readonly leaderEpoch = new Gauge({
+    name: 'cronix_leader_epoch',
+    help: 'The epoch of the lease as this replica last saw it.',
     registers: [this.registry],
   });
-  private readonly backfill = new Counter({
-    name: 'cronix_job_backfill_total',
-    help: 'Catch-up runs after downtime.',
-    labelNames: ['job'],
+  private readonly leaderChanges = new Counter({
+    name: 'cronix_leader_changes_total',
+    help: 'Times this replica became or stopped being the leader.',
     registers: [this.registry],
   });
-  private readonly missed = new Counter({
-    name: 'cronix_job_missed_total',
-    help: 'Fires missed during downtime and not caught up.',
-    labelNames: ['job'],
-    registers: [this.registry],
-  });
-  private readonly depth = new Gauge({
-    name: 'cronix_job_queue_depth',
-    help: 'Runs waiting in the Enqueue queue.',
-    labelNames: ['job'],
-    registers: [this.registry],
-  });
-  private readonly active = new Gauge({
-    name: 'cronix_job_active_runs',
-    help: 'Runs currently running.',
-    labelNames: ['job'],
+  private readonly clockSkew = new Gauge({
+    name: 'cronix_clock_skew_seconds',
+    help: "The database's clock minus this replica's (positive: the database is ahead).",
     registers: [this.registry],
   });
 
@@ -133,7 +157,7 @@ export class DaemonMetrics {
 
   /** A fire or trigger was admitted with `result`. */
   dispatched(key: string, result: string): void {
-    this.dispatch.inc({ job: key, result });
+    this.dispatch.inc(key, result);
   }
 
   /** Dispatch lag of a started run. */
@@ -149,11 +173,11 @@ export class DaemonMetrics {
   /** A run was recorded with a terminal outcome. */
   runEnded(key: string, run: RunRecord): void {
     if (run.outcome === null) return;
-    this.runs.inc({ job: key, outcome: run.outcome });
-    if (run.outcome === 'duplicate') this.duplicates.inc({ job: key });
-    if (run.outcome === 'missed') this.missed.inc({ job: key });
+    this.runs.inc(key, run.outcome);
+    if (run.outcome === 'duplicate') this.duplicates.inc(key);
+    if (run.outcome === 'missed') this.missed.inc(key);
     if (run.startedAt !== null && run.endedAt !== null)
-      this.duration.observe({ job: key }, (run.endedAt - run.startedAt) / 1000);
+      this.duration.observe(key, (run.endedAt - run.startedAt) / 1000);
     if (
       run.outcome === 'success' &&
       (run.trigger === 'schedule' || run.trigger === 'catchup') &&
@@ -163,16 +187,43 @@ export class DaemonMetrics {
     }
   }
 
+  /** This replica's role changed (high availability). */
+  role(leading: boolean, epoch: number | null): void {
+    this.leader.set(leading ? 1 : 0);
+    if (epoch !== null) this.leaderEpoch.set(epoch);
+    this.leaderChanges.inc();
+  }
+
+  /** The epoch of the lease as last seen. */
+  epochSeen(epoch: number): void {
+    this.leaderEpoch.set(epoch);
+  }
+
+  /** The measured clock skew against the database, in seconds. */
+  skew(seconds: number): void {
+    this.clockSkew.set(seconds);
+  }
+
+  /** A store write failed (and will be retried). */
+  storeError(op: string): void {
+    this.storeErrors.inc({ op });
+  }
+
+  /** Fires missed during downtime that were counted but not recorded one by one. */
+  missedUnrecorded(key: string, n: number): void {
+    this.missed.inc(key, '', n);
+  }
+
   /** A catch-up run was created. */
   backfilled(key: string): void {
-    this.backfill.inc({ job: key });
+    this.backfill.inc(key);
   }
 
   queueDepth(key: string, depth: number): void {
-    this.depth.set({ job: key }, depth);
+    this.depth.set(key, depth);
   }
 
   activeRuns(key: string, n: number): void {
-    this.active.set({ job: key }, n);
+    this.active.set(key, n);
   }
 }

@@ -111,3 +111,64 @@ export function ledgerOutcome(outcome: FireOutcome): RunOutcome {
       return 'internal_error';
   }
 }
+
+/** A run holding a slot, as {@link pickVictim} sees it. */
+export interface SlotView {
+  id: string;
+  /** Admission order within the job (lower = older). */
+  order: number;
+  /** Already being stopped (by an earlier Replace or a cancel). */
+  stopping: boolean;
+}
+
+/**
+ * Replace at the limit: the oldest slot not already being stopped is stopped
+ * (`stop`), and the newcomer starts once it has ended (`waitFor` = the same
+ * slot). When every slot is already being stopped, nothing more is stopped and
+ * the newcomer waits for the oldest of them. Never picks a slot twice: the
+ * caller marks the victim stopping before the next decision.
+ */
+export function pickVictim(slots: readonly SlotView[]): {
+  stop: string | null;
+  waitFor: string | null;
+} {
+  let oldest: SlotView | undefined;
+  let oldestStopping: SlotView | undefined;
+  for (const s of slots) {
+    if (s.stopping) {
+      if (!oldestStopping || s.order < oldestStopping.order) oldestStopping = s;
+    } else if (!oldest || s.order < oldest.order) oldest = s;
+  }
+  if (oldest) return { stop: oldest.id, waitFor: oldest.id };
+  return { stop: null, waitFor: oldestStopping?.id ?? null };
+}
+
+/**
+ * The fires of one schedule in `(after, until]`, oldest first, as `next`
+ * enumerates them; at most `limit` of them are kept (the newest), and `skipped`
+ * counts the older ones dropped from the list. Stops after `maxSteps` fires
+ * (then `truncated` is true and `skipped` is a lower bound).
+ */
+export function missedFires(
+  next: (after: number) => number | null,
+  after: number,
+  until: number,
+  limit: number,
+  maxSteps = 10_000_000,
+): { fires: number[]; skipped: number; truncated: boolean } {
+  const fires: number[] = [];
+  let skipped = 0;
+  let steps = 0;
+  let truncated = false;
+  for (let t = next(after); t !== null && t <= until; t = next(t)) {
+    if (++steps > maxSteps) {
+      truncated = true;
+      break;
+    }
+    fires.push(t);
+    // drop the oldest in bulk (amortized O(1) per fire)
+    if (fires.length >= 2 * limit + 1) skipped += fires.splice(0, fires.length - limit).length;
+  }
+  if (fires.length > limit) skipped += fires.splice(0, fires.length - limit).length;
+  return { fires, skipped, truncated };
+}

@@ -1,35 +1,46 @@
 /**
- * The daemon's scheduling loop (SPEC §7): one timer on the earliest due fire
- * (a min-heap of all jobs' next fires, never one timer per job), capped at
- * 30 s and watched for drift; every fire gets its run key and a durable
- * ledger row before it is dispatched; overlap, catch-up, jitter, pause,
- * manual and delayed triggers, cancel and replay.
+ * The daemon's core (SPEC §7, §9): it owns the lanes (one admission authority
+ * per job), the ordered ledger writer and the timer, and runs the one pipeline
+ * every run goes through, whatever caused it:
+ *
+ *   plan (the lane decides and takes, synchronously)
+ *   → record (the row, its run-key claim and its fire claim in one transaction)
+ *   → launch (the per-fire engine, once the row is durable)
+ *   → end (durable) → release the slot → drain the queue.
+ *
+ * Start-up recovery and catch-up live in `recovery.ts`, the verbs of the API
+ * (trigger, cancel, replay, pause) in `verbs.ts`, the timer in `timer.ts`,
+ * retention in `retention.ts`; this file wires them.
  */
+import { attemptStopSeconds } from '../contract/manifest/effective.js';
 import type { Manifest } from '../contract/manifest/types.js';
-import { runKey as makeRunKey } from '../contract/run.js';
+import { rfc3339Utc, runKey as makeRunKey } from '../contract/run.js';
 import { nextFire } from '../contract/schedule/index.js';
 import { uuidv7 } from '../fire/ids.js';
-import type { Clock, Transport } from '../fire/types.js';
-import { Dispatcher } from './dispatcher.js';
+import type { Clock, CommandRunner, Transport } from '../fire/types.js';
+import { execute, type ExecuteCommand } from './executor.js';
 import { DaemonEmitter } from './events.js';
-import { MinHeap } from './heap.js';
+import type { RunGuard } from './global-locks.js';
+import { Lane, type Decision, type Slot } from './lane.js';
+import { Ledger } from './ledger.js';
 import { DaemonMetrics } from './metrics.js';
-import { admit, jitterMs, selectCatchup, type Admission } from './policy.js';
+import { jitterMs } from './policy.js';
 import { buildRegistry, jobKey, type RegisteredJob } from './registry.js';
-import type { NewRun, RunRecord, Store } from './store/types.js';
+import { Retention } from './retention.js';
+import type { RunLogs } from './run-logs.js';
+import type { EndPatch, LedgerOp, LedgerResult, NewRun, RunRecord, Store } from './store/types.js';
+import { TimerLoop, type TimerItem } from './timer.js';
+import {
+  scheduleKey,
+  type AdmissionName,
+  type Planned,
+  type SchedulerCore,
+  type TriggerResult,
+} from './core.js';
+import { catchUp, recover } from './recovery.js';
+import * as verbs from './verbs.js';
 
-/** Longest single sleep of the loop (croner's habit): clock jumps are noticed within it. */
-export const MAX_SLEEP_MS = 30_000;
-/** Fires recorded per ledger transaction before their requests are sent (after the first chunk). */
-export const RECORD_CHUNK = 2000;
-/** Size of a tick's first recorded chunk. */
-export const FIRST_CHUNK = 200;
-/** Most missed fires of one schedule examined at start-up (older ones are counted, not listed). */
-export const MAX_MISSED_PER_SCHEDULE = 10_000;
-
-type HeapItem =
-  | { at: number; kind: 'fire'; key: string; index: number; nominal: number; generation: number }
-  | { at: number; kind: 'delayed'; runId: string; key: string };
+export { SchedulerError, type TriggerResult } from './core.js';
 
 /** Dependencies of the scheduler. */
 export interface SchedulerDeps {
@@ -37,59 +48,92 @@ export interface SchedulerDeps {
   clock: Clock;
   transport: Transport;
   /** Resolved secret values of a job; the first signs. */
-  secretsFor(job: RegisteredJob): string[];
+  secretsFor(job: RegisteredJob): readonly string[];
+  /** The per-attempt guard of a run (the global lock of `concurrency_scope: global`). */
+  guardFor?(job: RegisteredJob, runKey: string, signal: AbortSignal): RunGuard | undefined;
   /** Uniform [0, 1) for random jitter (injected for tests). */
   random?: () => number;
   /** Ended runs older than this are deleted (checked hourly); undefined = keep forever. */
   retentionMs?: number;
+  /**
+   * How long before their instant fires are planned (rows recorded ahead);
+   * default {@link PLAN_AHEAD_MS}; 0 decides every fire at its instant.
+   */
+  planAheadMs?: number;
+  /**
+   * At start-up, a `running` row that sent nothing and whose start is more than
+   * this ahead is taken back (it was planned ahead by a process that died).
+   * 0 on one machine; the replicas' allowed clock skew in a cluster.
+   */
+  plannedMarginMs?: number;
+  /** Event stream and metrics to use (kept across the terms of a replica); new ones by default. */
+  events?: DaemonEmitter;
+  metrics?: DaemonMetrics;
+  /**
+   * High availability: this term's leader epoch, sent with every attempt, and
+   * the check made before every attempt (null = go on; else why not: the lease
+   * could not be renewed in time).
+   */
+  leader?: { epoch: number; mayAttempt(): string | null };
+  /** Command jobs (SPEC §11): the runner, `PATH HOME LANG TZ` of the daemon, the run logs. */
+  commands?: { runner: CommandRunner; hostEnv: Readonly<Record<string, string>>; logs: RunLogs };
+  /** A command job's resolved `env_from_secrets`. */
+  envSecretsFor?(job: RegisteredJob): Readonly<Record<string, string>>;
 }
-
-/** How often retention runs. */
-export const PRUNE_EVERY_MS = 3_600_000;
-
-/** Result of a manual trigger. */
-export interface TriggerResult {
-  run: RunRecord;
-  admission: 'started' | 'queued' | 'skipped' | 'queue_full' | 'scheduled';
-}
-
-/** A user-facing problem with a trigger/cancel/replay request. */
-export class SchedulerError extends Error {
-  constructor(
-    readonly code: 'not_found' | 'conflict',
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const ADMISSION_NAME: Record<Admission, TriggerResult['admission']> = {
-  start: 'started',
-  replace: 'started',
-  skip: 'skipped',
-  queue: 'queued',
-  queue_full: 'queue_full',
-};
 
 /** The scheduler. Create, `start(manifests)`, then `stop()`. */
-export class Scheduler {
-  readonly events = new DaemonEmitter();
+export class Scheduler implements SchedulerCore {
+  readonly events: DaemonEmitter;
   readonly metrics: DaemonMetrics;
+  readonly ledger: Ledger;
+  readonly timer: TimerLoop;
+  /** Lanes by `app/job`; a removed job's lane stays until its last run ends. */
+  readonly lanes = new Map<string, Lane>();
+  /** Delayed manual runs (not yet due) by run id. */
+  readonly delayed = new Map<string, NewRun>();
+  /** Runs planned ahead, waiting for their instant: their row once durable, and whether it came. */
+  private readonly planned = new Map<
+    string,
+    { lane: Lane; slot: Slot; run: RunRecord | null; due: boolean; checkpoint: LedgerOp }
+  >();
+  /** Last scheduled instant processed per schedule (the checkpoint, in memory). */
+  readonly processed = new Map<string, number>();
   private registry = new Map<string, RegisteredJob>();
-  private readonly heap = new MinHeap<HeapItem>();
-  private readonly delayed = new Map<string, RunRecord>();
-  private paused = new Set<string>();
-  private readonly dispatcher: Dispatcher;
+  private readonly retention: Retention;
+  private readonly lastSuccess = new Map<string, number | null>();
+  private readonly inflight = new Set<Promise<void>>();
   private generation = 0;
   private stopping = false;
-  private wake = new AbortController();
-  private loop: Promise<void> | undefined;
-  private lastPrune = -Infinity;
 
-  constructor(private readonly deps: SchedulerDeps) {
-    this.metrics = new DaemonMetrics(() => deps.clock.now());
-    this.dispatcher = new Dispatcher({ ...deps, events: this.events, metrics: this.metrics });
-    this.dispatcher.onSlotFree = (key) => void this.drain(key);
+  constructor(readonly deps: SchedulerDeps) {
+    this.events = deps.events ?? new DaemonEmitter();
+    this.metrics = deps.metrics ?? new DaemonMetrics(() => deps.clock.now());
+    this.ledger = new Ledger(deps.store, {
+      onError: (err, retryInMs) => {
+        this.metrics.storeError('write');
+        this.events.emit('store-error', { op: 'write', err: err.message, retryInMs });
+      },
+      isFatal: (err) => err.name === 'FencedError',
+      onFatal: (err) => this.events.emit('fenced', { reason: err.message }),
+    });
+    this.retention = new Retention(deps.store, this.events, deps.retentionMs, (before) =>
+      deps.commands?.logs.sweep(before, async (id) => (await deps.store.getRun(id)) !== null),
+    );
+    this.timer = new TimerLoop(deps.clock, this.events, {
+      onDue: (now, items) => this.onDue(now, items),
+      onTurn: (now) => this.retention.maybePrune(now),
+      onPlan: (now, items) => this.onPlan(now, items),
+      lookaheadMs: deps.planAheadMs ?? PLAN_AHEAD_MS,
+    });
+    this.events.on('store-error', (e) => {
+      if (e.op !== 'write') this.metrics.storeError(e.op);
+    });
+  }
+
+  // ---- views (API, metrics, tests) ----
+
+  now(): number {
+    return this.deps.clock.now();
   }
 
   /** Jobs by `app/job`. */
@@ -98,15 +142,24 @@ export class Scheduler {
   }
 
   isPaused(key: string): boolean {
-    return this.paused.has(key);
+    return this.lanes.get(key)?.paused ?? false;
   }
 
+  /** Running runs of the job (their `running` row is durable); never more than max_concurrent. */
   activeCount(key: string): number {
-    return this.dispatcher.activeCount(key);
+    return this.lanes.get(key)?.running ?? 0;
   }
 
   queueLength(key: string): number {
-    return this.dispatcher.queueLength(key);
+    return this.lanes.get(key)?.queued ?? 0;
+  }
+
+  get isStopping(): boolean {
+    return this.stopping;
+  }
+
+  get plannedMarginMs(): number {
+    return this.deps.plannedMarginMs ?? 0;
   }
 
   /** The next nominal fire of a job across its schedules, or null. */
@@ -115,138 +168,288 @@ export class Scheduler {
     if (!job || !job.enabled) return null;
     const now = this.deps.clock.now();
     let best: number | null = null;
-    job.schedules.forEach((s) => {
+    for (const s of job.schedules) {
       const n = nextFire(s, job.job.timezone, now);
       if (n !== null && (best === null || n < best)) best = n;
-    });
+    }
     return best;
   }
 
-  /** Recovers crashed runs and queues, catches up, and starts the loop. */
+  // ---- verbs (verbs.ts) ----
+
+  /** A manual trigger now, at an instant, or after a delay. */
+  trigger(
+    app: string,
+    job: string,
+    when: { at?: number; afterSeconds?: number } = {},
+  ): Promise<TriggerResult> {
+    return verbs.trigger(this, app, job, when);
+  }
+
+  /** Cancels a queued, delayed or active run. */
+  cancel(runId: string): Promise<RunRecord> {
+    return verbs.cancel(this, runId);
+  }
+
+  /** A new run for an ended one. */
+  replay(runId: string): Promise<TriggerResult> {
+    return verbs.replay(this, runId);
+  }
+
+  /** Pauses or resumes a job's scheduled fires. */
+  setPaused(app: string, job: string, paused: boolean): Promise<void> {
+    return verbs.setPaused(this, app, job, paused);
+  }
+
+  // ---- life cycle ----
+
+  /** Recovers the ledger, catches up, and starts the loop (see `recovery.ts`). */
   async start(manifests: readonly Manifest[]): Promise<void> {
-    const { store, clock } = this.deps;
-    await store.migrate();
-    const crashed = await store.endCrashed(clock.now());
-    if (crashed > 0)
-      this.events.emit('warning', {
-        msg: `${crashed} run(s) left running by a crash were ended as crashed`,
-      });
-    this.paused = new Set(await store.pausedJobs());
-    this.registry = buildRegistry(manifests);
-    for (const run of await store.queuedRuns()) {
-      const key = jobKey(run.app, run.job);
-      if (run.dueAt !== null && run.dueAt > clock.now()) {
-        this.delayed.set(run.id, run);
-        this.heap.push({ at: run.dueAt, kind: 'delayed', runId: run.id, key });
-      } else this.dispatcher.enqueue(key, run);
-    }
-    await this.scheduleAll(true);
-    for (const key of this.registry.keys()) await this.drain(key);
+    await recover(this, manifests);
     this.events.emit('reloaded', { jobs: this.registry.size });
-    this.loop = this.run();
+    this.timer.start();
   }
 
-  /** Replaces the manifests; running and queued runs continue. */
-  async reload(manifests: readonly Manifest[]): Promise<void> {
-    this.registry = buildRegistry(manifests);
-    this.heap.removeWhere((item) => item.kind === 'fire');
-    await this.scheduleAll(false);
-    this.events.emit('reloaded', { jobs: this.registry.size });
-    this.poke();
-  }
-
-  /** Stops scheduling, lets active runs finish up to `graceMs`, then aborts them; queued runs stay persisted. */
-  async stop(graceMs = 30_000): Promise<void> {
-    this.stopping = true;
-    this.poke();
-    await this.loop;
-    const idle = this.dispatcher.idle();
-    const timer = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), graceMs).unref());
-    if ((await Promise.race([idle.then(() => 'idle' as const), timer])) === 'timeout') {
-      this.dispatcher.abortAll();
-      await this.dispatcher.idle();
-    }
-  }
-
-  private poke(): void {
-    this.wake.abort();
-  }
-
-  /** Pushes every schedule's next fire; at start-up, first catches up on fires missed while down. */
-  private async scheduleAll(catchUp: boolean): Promise<void> {
-    const { store, clock } = this.deps;
-    const now = clock.now();
+  /**
+   * Installs a registry: lanes for new jobs, the new definition for kept ones;
+   * a removed job's queued and delayed runs end `stopped` (`job removed`), its
+   * running runs finish. Returns the writes of those ends.
+   */
+  install(
+    registry: Map<string, RegisteredJob>,
+    paused: ReadonlySet<string> = new Set(),
+  ): Promise<unknown>[] {
+    this.registry = registry;
     this.generation += 1;
-    const checkpoints: { app: string; job: string; scheduleIndex: number; at: number }[] = [];
-    const records: NewRun[] = [];
-    const catchupRuns: { job: RegisteredJob; index: number; nominal: number }[] = [];
-    for (const job of this.registry.values()) {
-      for (let index = 0; index < job.schedules.length; index++) {
-        const ref = { app: job.app, job: job.job.name, scheduleIndex: index };
-        const last = await store.getCheckpoint(ref);
-        if (last === null) checkpoints.push({ ...ref, at: now });
-        else if (catchUp && job.enabled && !this.paused.has(job.key)) {
-          const missed: number[] = [];
-          for (
-            let t = nextFire(job.schedules[index]!, job.job.timezone, last);
-            t !== null && t <= now;
-            t = nextFire(job.schedules[index]!, job.job.timezone, t)
-          ) {
-            missed.push(t);
-            if (missed.length >= MAX_MISSED_PER_SCHEDULE) break;
-          }
-          const chosen = selectCatchup(missed, now, job.catchup);
-          for (const t of chosen.missed) {
-            records.push(
-              this.newRun(job, index, t, 'schedule', {
-                phase: 'ended',
-                outcome: 'missed',
-                endedAt: now,
-              }),
-            );
-            this.metrics.expected(job.key, t);
-          }
-          for (const t of chosen.run) catchupRuns.push({ job, index, nominal: t });
-          if (missed.length > 0)
-            checkpoints.push({ ...ref, at: missed[missed.length - 1] as number });
+    const work: Promise<unknown>[] = [];
+    for (const [key, job] of registry) {
+      const lane = this.lanes.get(key);
+      if (lane) {
+        lane.job = job;
+        lane.removed = false;
+      } else this.lanes.set(key, new Lane(job, paused.has(key)));
+    }
+    for (const [key, lane] of this.lanes) {
+      if (registry.has(key)) continue;
+      lane.removed = true;
+      for (const run of lane.clearQueue()) work.push(this.endUnstarted(run, 'job removed'));
+      for (const [id, run] of this.delayed) {
+        if (jobKey(run.app, run.job) !== key) continue;
+        this.delayed.delete(id);
+        work.push(this.endUnstarted(run, 'job removed'));
+      }
+      this.gauges(lane);
+      if (lane.active === 0) this.lanes.delete(key);
+    }
+    return work;
+  }
+
+  /** Replaces the manifests; running runs continue, removed jobs' queues end `stopped`. */
+  async reload(manifests: readonly Manifest[]): Promise<void> {
+    const now = this.deps.clock.now();
+    const work = this.install(buildRegistry(manifests));
+    this.timer.removeWhere((item) => item.kind === 'fire');
+    for (const lane of this.lanes.values()) {
+      if (lane.removed) continue;
+      for (let index = 0; index < lane.job.schedules.length; index++) {
+        const k = scheduleKey(lane.key, index);
+        let last = this.processed.get(k);
+        if (last === undefined) {
+          last = now;
+          this.processed.set(k, now);
+          work.push(this.ledger.submit([this.checkpointOp(lane, index, now)], false));
         }
-        this.pushNext(job, index, Math.max(now, last ?? now));
+        this.pushNext(lane, index, Math.max(now, last));
       }
     }
-    if (records.length > 0) {
-      for (const r of await store.insertRuns(records))
-        this.metrics.runEnded(jobKey(r.app, r.job), r);
-    }
-    if (checkpoints.length > 0) await store.setCheckpoints(checkpoints);
-    for (const c of catchupRuns) {
-      this.metrics.backfilled(c.job.key);
-      await this.admitFires([
-        { job: c.job, index: c.index, nominal: c.nominal, trigger: 'catchup' },
-      ]);
-    }
+    await Promise.all(work);
+    this.events.emit('reloaded', { jobs: this.registry.size });
   }
 
-  private pushNext(job: RegisteredJob, index: number, after: number): void {
+  /** Stops scheduling, lets active runs finish up to `graceMs`, then stops them; queued runs stay. */
+  async stop(graceMs = 30_000): Promise<void> {
+    this.stopping = true;
+    const deadline = Date.now() + graceMs;
+    const left = (): number => Math.max(0, deadline - Date.now());
+    await within(this.timer.stop(), left());
+    // runs planned ahead whose instant has not come: take them back for the next daemon
+    const unlaunched = [...this.planned.entries()];
+    this.planned.clear();
+    if (unlaunched.length > 0) {
+      await within(
+        this.ledger.submit(unlaunched.map(([id]) => ({ kind: 'withdraw', id }))),
+        left(),
+      );
+      for (const [id, p] of unlaunched) this.releaseSlot(p.lane, id);
+    }
+    if ((await within(this.settled(), left())) === 'timeout') {
+      let stopMs = 0; // command jobs: their process groups get their graceful stop
+      for (const lane of this.lanes.values())
+        for (const slot of lane.allSlots()) {
+          lane.stop(slot.run.id, 'daemon shutting down');
+          stopMs = Math.max(stopMs, attemptStopSeconds(lane.job.job) * 1000);
+        }
+      await within(this.settled(), 10_000 + stopMs);
+    }
+    await within(this.ledger.idle(), 10_000);
+  }
+
+  private async settled(): Promise<void> {
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    await this.ledger.idle();
+    if (this.inflight.size > 0) await this.settled();
+  }
+
+  // ---- the timer ----
+
+  private async onDue(now: number, items: TimerItem[]): Promise<void> {
+    const work: Promise<unknown>[] = [];
+    const checkpoints = new Map<string, LedgerOp>();
+    let due = 0;
+    for (const item of items) {
+      if (item.kind === 'launch') {
+        this.launchPlanned(item.runId);
+        continue;
+      }
+      if (item.kind === 'delayed') {
+        const run = this.delayed.get(item.runId);
+        if (!run) continue; // cancelled, or its job removed
+        this.delayed.delete(item.runId);
+        const lane = this.lanes.get(item.key);
+        due += 1;
+        work.push(
+          lane && !lane.removed
+            ? this.admitExisting(lane, run)
+            : this.endUnstarted(run, 'job removed'),
+        );
+        continue;
+      }
+      const lane = this.lanes.get(item.key);
+      if (!lane || lane.removed || item.generation !== this.generation) continue;
+      const k = scheduleKey(item.key, item.index);
+      if (now - item.at > LATE_MS) {
+        // a wake-up this late is downtime: the catch-up policy decides (SPEC §9 item 5)
+        work.push(
+          catchUp(this, lane, item.index, this.processed.get(k) ?? item.nominal - 1, now, true),
+        );
+        continue;
+      }
+      this.processed.set(k, item.nominal);
+      this.pushNext(lane, item.index, item.nominal);
+      checkpoints.set(k, this.checkpointOp(lane, item.index, item.nominal));
+      if (!lane.job.enabled || lane.paused) continue;
+      due += 1;
+      this.metrics.expected(lane.key, item.nominal);
+      const run = this.newRun(lane.job, item.index, item.nominal, 'schedule');
+      work.push(this.record([this.plan(lane, run)]));
+    }
+    // after the fires, in a later transaction: a crash in between leaves a checkpoint behind
+    // its fires, and the fire claim keeps those instants from firing again
+    work.push(this.ledger.submit([...checkpoints.values()], false));
+    this.events.emit('tick', { now, due });
+    await Promise.all(work);
+  }
+
+  /**
+   * Plans fires due within the look-ahead (SPEC §7 "a row before dispatch",
+   * issue 12): a fire of an idle lane is admitted now, its row recorded
+   * `running` with its start at the fire's instant (fire claim and run-key
+   * claim taken), and its requests leave at that instant from a `launch` item
+   * — nothing is sent early, and nothing is written at the instant. A fire of a
+   * busy, paused or disabled lane is put back to be decided at its time.
+   */
+  private async onPlan(now: number, items: Extract<TimerItem, { kind: 'fire' }>[]): Promise<void> {
+    const work: Promise<unknown>[] = [];
+    for (const item of items) {
+      const lane = this.lanes.get(item.key);
+      if (!lane || lane.removed || item.generation !== this.generation) continue;
+      const job = lane.job;
+      if (!job.enabled || lane.paused || lane.active > 0 || lane.queued > 0 || item.at <= now) {
+        this.timer.push({ ...item, noPlan: true });
+        continue;
+      }
+      const k = scheduleKey(item.key, item.index);
+      this.processed.set(k, item.nominal);
+      this.pushNext(lane, item.index, item.nominal);
+      this.metrics.expected(lane.key, item.nominal);
+      const run = this.newRun(job, item.index, item.nominal, 'schedule');
+      const planned = this.plan(lane, run, item.at);
+      const slot = planned.decision && 'slot' in planned.decision ? planned.decision.slot : null;
+      if (slot) {
+        // the durable checkpoint moves when the run is launched: a run taken back never moved it
+        const checkpoint = this.checkpointOp(lane, item.index, item.nominal);
+        this.planned.set(run.id, { lane, slot, run: null, due: false, checkpoint });
+        this.timer.push({ at: item.at, kind: 'launch', runId: run.id, key: lane.key });
+      }
+      work.push(this.record([planned]));
+    }
+    await Promise.all(work);
+  }
+
+  /** A planned run's instant has come: its requests leave now (once its row is durable). */
+  private launchPlanned(runId: string): void {
+    const p = this.planned.get(runId);
+    if (!p) return; // withdrawn, or its row was not recorded
+    if (!p.run) {
+      p.due = true; // launched when its row is durable
+      return;
+    }
+    this.planned.delete(runId);
+    this.launch(p.lane, p.slot, p.run);
+    void this.ledger.submit([p.checkpoint], false);
+  }
+
+  /** Pushes the next fire of a schedule after `after` onto the timer, jittered. */
+  pushNext(lane: Lane, index: number, after: number): void {
+    const job = lane.job;
     const schedule = job.schedules[index]!;
     const nominal = nextFire(schedule, job.job.timezone, after);
     if (nominal === null) return;
     const { stable_seconds, random_seconds } = job.policy.jitter;
     let at = nominal;
     if (stable_seconds > 0 || random_seconds > 0) {
-      const following = nextFire(schedule, job.job.timezone, nominal);
       at += jitterMs(
         { app: job.app, job: job.job.name, scheduleIndex: index },
         stable_seconds,
         random_seconds,
         (this.deps.random ?? Math.random)(),
         nominal,
-        following,
+        nextFire(schedule, job.job.timezone, nominal),
       );
     }
-    this.heap.push({ at, kind: 'fire', key: job.key, index, nominal, generation: this.generation });
+    this.timer.push({
+      at,
+      kind: 'fire',
+      key: lane.key,
+      index,
+      nominal,
+      generation: this.generation,
+    });
   }
 
-  private newRun(
+  /** Holds a delayed manual run until its due time. */
+  addDelayed(run: NewRun): void {
+    this.delayed.set(run.id, run);
+    this.timer.push({
+      at: run.dueAt as number,
+      kind: 'delayed',
+      runId: run.id,
+      key: jobKey(run.app, run.job),
+    });
+  }
+
+  checkpointOp(lane: Lane, index: number, at: number): LedgerOp {
+    return {
+      kind: 'checkpoint',
+      ref: { app: lane.job.app, job: lane.job.job.name, scheduleIndex: index },
+      at,
+    };
+  }
+
+  // ---- the pipeline ----
+
+  /** A new run of a job (queued, not yet decided). */
+  newRun(
     job: RegisteredJob,
     index: number | null,
     nominal: number,
@@ -254,10 +457,9 @@ export class Scheduler {
     extra: Partial<NewRun> = {},
   ): NewRun {
     const now = this.deps.clock.now();
-    const hash = job.hashes[index ?? 0] as string;
     return {
       id: uuidv7(now),
-      runKey: makeRunKey(job.app, job.job.name, nominal, hash),
+      runKey: makeRunKey(job.app, job.job.name, nominal, job.hashes[index ?? 0] as string),
       app: job.app,
       job: job.job.name,
       scheduleIndex: index,
@@ -271,301 +473,295 @@ export class Scheduler {
       startedAt: null,
       endedAt: null,
       dueAt: null,
+      error: null,
+      attemptLog: [],
+      outputTruncated: false,
       ...extra,
     };
   }
 
-  /** The loop: sleep until the earliest due item (at most 30 s), process everything due. */
-  private async run(): Promise<void> {
-    const { clock } = this.deps;
-    while (!this.stopping) {
-      const now = clock.now();
-      if (this.deps.retentionMs !== undefined && now - this.lastPrune >= PRUNE_EVERY_MS) {
-        this.lastPrune = now;
-        const pruned = await this.deps.store.pruneRuns(now - this.deps.retentionMs).catch(() => 0);
-        if (pruned > 0)
-          this.events.emit('warning', {
-            msg: `retention: deleted ${pruned} run(s) that ended before ${new Date(now - this.deps.retentionMs).toISOString()}`,
-          });
-      }
-      const next = this.heap.peek();
-      const wait = next ? next.at - now : MAX_SLEEP_MS;
-      if (wait > 0) {
-        this.wake = new AbortController();
-        const sleep = Math.min(wait, MAX_SLEEP_MS);
-        const completed = await clock.sleep(sleep, this.wake.signal);
-        const woke = clock.now();
-        if (completed && Math.abs(woke - (now + sleep)) > 1000) {
-          this.events.emit('timer-drift', { expected: now + sleep, actual: woke });
-        }
-        continue;
-      }
-      try {
-        await this.tick(now);
-      } catch (err) {
-        this.events.emit('warning', { msg: 'scheduler tick failed', err: (err as Error).message });
-        await clock.sleep(1000);
-      }
-    }
-  }
-
-  /** Processes every item due at `now` in one ledger transaction. */
-  private async tick(now: number): Promise<void> {
-    const fires: { job: RegisteredJob; index: number; nominal: number; trigger: 'schedule' }[] = [];
-    const delayedDue: RunRecord[] = [];
-    const checkpoints: { app: string; job: string; scheduleIndex: number; at: number }[] = [];
-    while ((this.heap.peek()?.at ?? Infinity) <= now) {
-      const item = this.heap.pop() as HeapItem;
-      if (item.kind === 'delayed') {
-        const run = this.delayed.get(item.runId);
-        this.delayed.delete(item.runId);
-        if (run) delayedDue.push(run);
-        continue;
-      }
-      const job = this.registry.get(item.key);
-      if (!job || item.generation !== this.generation) continue;
-      this.pushNext(job, item.index, item.nominal);
-      checkpoints.push({
-        app: job.app,
-        job: job.job.name,
-        scheduleIndex: item.index,
-        at: item.nominal,
-      });
-      if (!job.enabled || this.paused.has(job.key)) continue;
-      this.metrics.expected(job.key, item.nominal);
-      fires.push({ job, index: item.index, nominal: item.nominal, trigger: 'schedule' });
-    }
-    this.events.emit('tick', { now, due: fires.length + delayedDue.length });
-    await this.admitFires(fires);
-    if (checkpoints.length > 0) await this.deps.store.setCheckpoints(checkpoints);
-    for (const run of delayedDue) await this.admitExisting(run);
-  }
-
-  /** Records new fires (one transaction) with their admission, then dispatches the started ones. */
-  private async admitFires(
-    fires: {
-      job: RegisteredJob;
-      index: number | null;
-      nominal: number;
-      trigger: NewRun['trigger'];
-      runKey?: string;
-    }[],
-  ): Promise<{ run: RunRecord; admission: Admission }[]> {
-    const { store, clock } = this.deps;
-    const now = clock.now();
-    const planned: { job: RegisteredJob; run: NewRun; admission: Admission }[] = [];
-    const starting = new Map<string, number>();
-    const queuedAdd = new Map<string, number>();
-    const runs = fires.map((f) => {
-      const run = this.newRun(f.job, f.index, f.nominal, f.trigger);
-      if (f.runKey) run.runKey = f.runKey;
-      return run;
-    });
-    const succeeded = await store.succeededAmong(runs.map((r) => r.runKey));
-    for (const [i, f] of fires.entries()) {
-      const run = runs[i] as NewRun;
-      if (succeeded.has(run.runKey)) {
-        Object.assign(run, { phase: 'ended', outcome: 'duplicate', endedAt: now });
-        planned.push({ job: f.job, run, admission: 'skip' });
-        this.metrics.dispatched(f.job.key, 'duplicate');
-        continue;
-      }
-      const key = f.job.key;
-      const active = this.dispatcher.activeCount(key) + (starting.get(key) ?? 0);
-      const queued = this.dispatcher.queueLength(key) + (queuedAdd.get(key) ?? 0);
-      const admission = admit(f.job.overlap, active, queued);
-      this.metrics.dispatched(key, admission);
-      if (admission === 'start' || admission === 'replace') {
-        Object.assign(run, { phase: 'running', startedAt: now });
-        if (admission === 'start') starting.set(key, (starting.get(key) ?? 0) + 1);
-      } else if (admission === 'queue') {
-        queuedAdd.set(key, (queuedAdd.get(key) ?? 0) + 1);
-      } else {
-        Object.assign(run, {
+  /** The lane decides for a new run, synchronously; the row takes the decided shape. */
+  plan(lane: Lane, run: NewRun, startAt?: number): Planned {
+    const now = startAt ?? this.deps.clock.now();
+    const decision = lane.admit(run);
+    this.metrics.dispatched(lane.key, decision.kind);
+    let row: NewRun;
+    switch (decision.kind) {
+      case 'start':
+        row = { ...run, phase: 'running', startedAt: now, dueAt: null };
+        break;
+      case 'replace': // recorded queued: it starts once the run it replaces has ended
+      case 'queue':
+        row = run;
+        break;
+      case 'skip':
+      case 'queue_full':
+        row = {
+          ...run,
           phase: 'ended',
-          outcome: admission === 'skip' ? 'skipped' : 'queue_full',
+          outcome: decision.kind === 'skip' ? 'skipped' : 'queue_full',
           endedAt: now,
-        });
-      }
-      planned.push({ job: f.job, run, admission });
+          error: decision.reason,
+        };
     }
-    const out: { run: RunRecord; admission: Admission }[] = [];
-    // record and dispatch in chunks: one fsync per chunk, and the first requests leave
-    // before the last rows of a 10,000-fire tick are written
-    // a small first chunk gets requests out at once; bigger ones after it cost fewer fsyncs
-    for (
-      let from = 0, size = FIRST_CHUNK;
-      from < planned.length;
-      from += size, size = RECORD_CHUNK
-    ) {
-      const chunk = planned.slice(from, from + size);
-      const stored = await store.insertRuns(chunk.map((p) => p.run));
-      this.dispatchRecorded(chunk, stored, now, out);
-    }
-    return out;
+    if (decision.kind === 'queue') this.gauges(lane);
+    return { lane, row, decision };
   }
 
-  private dispatchRecorded(
-    chunk: { job: RegisteredJob; admission: Admission }[],
-    stored: RunRecord[],
-    now: number,
-    out: { run: RunRecord; admission: Admission }[],
-  ): void {
-    stored.forEach((run, i) => {
-      const { job, admission } = chunk[i]!;
-      this.events.emit('run-recorded', run);
-      out.push({ run, admission });
-      if (run.phase === 'ended') {
-        this.metrics.runEnded(job.key, run);
-        this.events.emit('run-ended', run);
-      } else if (run.phase === 'queued') this.dispatcher.enqueue(job.key, run);
-      else {
-        if (admission === 'replace') this.dispatcher.stopOldest(job.key);
-        this.metrics.dispatchLag((now - run.scheduledTime) / 1000);
-        this.dispatcher.start(job, run);
-      }
-    });
+  /**
+   * Records planned runs (and `extra` ops such as their checkpoint) as one
+   * group, then dispatches what started. Null for a fire whose instant was
+   * already recorded.
+   */
+  async record(planned: Planned[], extra: LedgerOp[] = []): Promise<(TriggerResult | null)[]> {
+    const ops: LedgerOp[] = planned.map((p) => ({ kind: 'insert', run: p.row }));
+    const results = await this.ledger.submit([...ops, ...extra]);
+    return planned.map((p, i) => this.afterInsert(p, results[i] as LedgerResult));
   }
 
-  /** Admits a run that already has a row (a delayed manual trigger now due, or a queued one). */
-  private async admitExisting(run: RunRecord): Promise<Admission | null> {
-    const job = this.registry.get(jobKey(run.app, run.job));
-    const now = this.deps.clock.now();
-    if (!job) {
-      await this.dispatcher.record(run, {
-        phase: 'ended',
-        outcome: 'internal_error',
-        endedAt: now,
+  private afterInsert(
+    { lane, row, decision }: Planned,
+    result: LedgerResult,
+  ): TriggerResult | null {
+    const slot = decision && 'slot' in decision ? decision.slot : null;
+    if (result.kind !== 'recorded' || result.run.phase !== 'running') this.planned.delete(row.id);
+    if (result.kind !== 'recorded') {
+      // the instant already has a row (a second scheduler, a clock gone back): undo
+      if (slot) this.releaseSlot(lane, row.id);
+      else if (decision?.kind === 'queue') lane.unqueue(row.id);
+      this.gauges(lane);
+      this.events.emit('info', {
+        msg: `${lane.key}: the fire of ${rfc3339Utc(row.scheduledTime)} is already in the ledger; not fired again`,
       });
       return null;
     }
-    const admission = admit(
-      job.overlap,
-      this.dispatcher.activeCount(job.key),
-      this.dispatcher.queueLength(job.key),
+    const run = result.run;
+    this.events.emit('run-recorded', run);
+    const planned = this.planned.get(run.id);
+    if (planned && run.phase === 'running') {
+      planned.run = run;
+      if (planned.due) this.launchPlanned(run.id);
+    } else if (slot && run.phase === 'running') this.launch(lane, slot, run);
+    else if (slot && run.phase === 'queued') void this.startAfter(lane, slot);
+    else if (run.phase === 'ended') {
+      if (slot) this.releaseSlot(lane, run.id); // its run key was taken: recorded duplicate
+      this.ended(lane, run);
+    }
+    return { run, admission: admissionName(decision, run) };
+  }
+
+  /** Admits a run that already has a queued row (a delayed run now due, a recovered one). */
+  async admitExisting(lane: Lane, run: NewRun): Promise<TriggerResult | null> {
+    const decision = lane.admit(run);
+    this.metrics.dispatched(lane.key, decision.kind);
+    this.gauges(lane);
+    switch (decision.kind) {
+      case 'start':
+        return this.startSlot(lane, decision.slot);
+      case 'replace':
+        void this.startAfter(lane, decision.slot);
+        return { run: { ...run, seq: 0 }, admission: 'started' };
+      case 'queue': {
+        await this.ledger.submit([{ kind: 'due', id: run.id }]);
+        return { run: { ...run, dueAt: null, seq: 0 }, admission: 'queued' };
+      }
+      case 'skip':
+      case 'queue_full': {
+        const outcome = decision.kind === 'skip' ? 'skipped' : 'queue_full';
+        const patch = { outcome, endedAt: this.deps.clock.now(), error: decision.reason } as const;
+        const [res] = await this.ledger.submit([{ kind: 'end', id: run.id, patch }]);
+        if (res?.kind !== 'ended') return null;
+        this.ended(lane, res.run);
+        return { run: res.run, admission: decision.kind === 'skip' ? 'skipped' : 'queue_full' };
+      }
+    }
+  }
+
+  /** Claims and starts a queued run that holds a slot. */
+  private async startSlot(lane: Lane, slot: Slot): Promise<TriggerResult | null> {
+    const op: LedgerOp = { kind: 'start', id: slot.run.id, startedAt: this.deps.clock.now() };
+    const [res] = (await this.ledger.submit([op])) as [LedgerResult];
+    if (res.kind === 'started') {
+      this.launch(lane, slot, res.run);
+      return { run: res.run, admission: 'started' };
+    }
+    this.releaseSlot(lane, slot.run.id);
+    if (res.kind !== 'duplicate') return null;
+    this.ended(lane, res.run);
+    return { run: res.run, admission: 'skipped' };
+  }
+
+  /**
+   * Replace: waits for the replaced run to end, then starts this one — unless
+   * it was stopped meanwhile (replaced in turn, cancelled): then it ends
+   * `stopped` without sending anything.
+   */
+  private async startAfter(lane: Lane, slot: Slot): Promise<void> {
+    await slot.waitFor?.done;
+    if (slot.stopReason === null) {
+      await this.startSlot(lane, slot);
+      return;
+    }
+    await this.endUnstarted(slot.run, slot.stopReason);
+    this.releaseSlot(lane, slot.run.id);
+  }
+
+  /** Ends a run that never started (cancelled, job removed); null when it had ended already. */
+  async endUnstarted(run: NewRun, reason: string): Promise<RunRecord | null> {
+    const patch: EndPatch = { outcome: 'stopped', endedAt: this.deps.clock.now(), error: reason };
+    const [res] = await this.ledger.submit([{ kind: 'end', id: run.id, patch }]);
+    if (res?.kind !== 'ended') return null;
+    this.ended(this.lanes.get(jobKey(run.app, run.job)) ?? null, res.run);
+    return res.run;
+  }
+
+  /** Starts queued runs while their lane has room (FIFO). */
+  drain(lane: Lane): void {
+    if (this.stopping) return;
+    for (let slot = lane.takeNext(); slot; slot = lane.takeNext()) void this.startSlot(lane, slot);
+    this.gauges(lane);
+  }
+
+  private releaseSlot(lane: Lane, id: string): void {
+    lane.release(id);
+    if (lane.removed && lane.active === 0 && this.lanes.get(lane.key) === lane)
+      this.lanes.delete(lane.key);
+    this.gauges(lane);
+    this.drain(lane);
+  }
+
+  private launch(lane: Lane, slot: Slot, run: RunRecord): void {
+    slot.running = true;
+    this.gauges(lane);
+    const p: Promise<void> = this.run(lane, slot, run).finally(() => this.inflight.delete(p));
+    this.inflight.add(p);
+  }
+
+  /** Sends a claimed run's attempts, records its end, then frees its slot. */
+  private async run(lane: Lane, slot: Slot, run: RunRecord): Promise<void> {
+    const job = lane.job;
+    let previous = this.lastSuccess.get(lane.key);
+    if (previous === undefined) {
+      previous = await this.deps.store.lastSuccess(job.app, job.job.name).catch(() => null);
+      this.lastSuccess.set(lane.key, previous);
+    }
+    const { clock, transport } = this.deps;
+    const secrets = this.deps.secretsFor(job);
+    this.metrics.dispatchLag((clock.now() - run.scheduledTime) / 1000);
+    this.events.emit('run-started', run);
+    const guard = withLeadership(
+      this.deps.guardFor?.(job, run.runKey, slot.controller.signal),
+      this.deps.leader,
     );
-    this.metrics.dispatched(job.key, admission);
-    if (admission === 'start' || admission === 'replace') {
-      if (admission === 'replace') this.dispatcher.stopOldest(job.key);
-      const started = { ...run, phase: 'running' as const, startedAt: now, dueAt: null };
-      await this.deps.store.updateRuns([
-        { id: run.id, patch: { phase: 'running', startedAt: now, dueAt: null } },
-      ]);
-      this.dispatcher.start(job, started);
-    } else if (admission === 'queue') {
-      await this.deps.store.updateRuns([{ id: run.id, patch: { dueAt: null } }]);
-      this.dispatcher.enqueue(job.key, { ...run, dueAt: null });
-    } else {
-      const outcome: 'skipped' | 'queue_full' = admission === 'skip' ? 'skipped' : 'queue_full';
-      const ended = { ...run, phase: 'ended' as const, outcome, endedAt: now };
-      await this.deps.store.updateRuns([
-        { id: run.id, patch: { phase: 'ended', outcome, endedAt: now } },
-      ]);
-      this.metrics.runEnded(job.key, ended);
-      this.events.emit('run-ended', ended);
-    }
-    return admission;
+    const command = job.job.command !== undefined ? this.commandOf(job, run) : undefined;
+    const end: EndPatch =
+      secrets.length === 0 && job.job.command === undefined
+        ? { outcome: 'internal_error', endedAt: clock.now(), error: 'no secret resolved' }
+        : await execute(job, run, {
+            clock,
+            transport,
+            secrets,
+            previousSuccessMs: previous,
+            ...(this.deps.leader ? { leaderEpoch: this.deps.leader.epoch } : {}),
+            signal: slot.controller.signal,
+            stopReason: () => slot.stopReason,
+            ...(guard ?? {}),
+            ...(command ? { command } : {}),
+          });
+    const [res] = await this.ledger.submit([{ kind: 'end', id: run.id, patch: end }], false);
+    const ended: RunRecord = res?.kind === 'ended' ? res.run : { ...run, ...end, phase: 'ended' };
+    if (ended.outcome === 'success') this.lastSuccess.set(lane.key, ended.endedAt);
+    this.releaseSlot(lane, run.id); // release after record
+    this.ended(lane, ended);
   }
 
-  /** Starts queued runs of a job while there is room (FIFO). */
-  private async drain(key: string): Promise<void> {
-    const job = this.registry.get(key);
-    if (!job || this.stopping) return;
-    while (
-      this.dispatcher.queueLength(key) > 0 &&
-      (job.overlap.concurrency === 'Allow' ||
-        this.dispatcher.activeCount(key) < job.overlap.maxConcurrent)
-    ) {
-      const next = this.dispatcher.queued(key)[0] as RunRecord;
-      this.dispatcher.dequeue(key, next.id);
-      const now = this.deps.clock.now();
-      await this.deps.store.updateRuns([
-        { id: next.id, patch: { phase: 'running', startedAt: now } },
-      ]);
-      this.metrics.dispatchLag((now - next.scheduledTime) / 1000);
-      this.dispatcher.start(job, { ...next, phase: 'running', startedAt: now });
-    }
-  }
-
-  /** A manual trigger now, at an instant, or after a delay; same admission as scheduled fires. */
-  async trigger(
-    app: string,
-    jobName: string,
-    when: { at?: number; afterSeconds?: number } = {},
-  ): Promise<TriggerResult> {
-    const job = this.registry.get(jobKey(app, jobName));
-    if (!job) throw new SchedulerError('not_found', `no job ${app}/${jobName}`);
-    const now = this.deps.clock.now();
-    const at =
-      when.at ?? (when.afterSeconds !== undefined ? now + when.afterSeconds * 1000 : undefined);
-    if (at !== undefined && at > now) {
-      const [run] = await this.deps.store.insertRuns([
-        this.newRun(job, null, at, 'manual', { dueAt: at }),
-      ]);
-      this.delayed.set(run!.id, run!);
-      this.heap.push({ at, kind: 'delayed', runId: run!.id, key: job.key });
-      this.events.emit('run-recorded', run!);
-      this.poke();
-      return { run: run!, admission: 'scheduled' };
-    }
-    const [res] = await this.admitFires([{ job, index: null, nominal: now, trigger: 'manual' }]);
+  /** What a command run needs; each attempt's process is recorded, to be stopped after a crash. */
+  private commandOf(job: RegisteredJob, run: RunRecord): ExecuteCommand | undefined {
+    const commands = this.deps.commands;
+    if (!commands) return undefined;
     return {
-      run: res!.run,
-      admission: res!.run.outcome === 'duplicate' ? 'skipped' : ADMISSION_NAME[res!.admission],
+      ...commands,
+      secretEnv: this.deps.envSecretsFor?.(job) ?? {},
+      onSpawn: (p) =>
+        void this.ledger.submit([
+          { kind: 'process', id: run.id, pid: p.pid, startTime: p.startTime },
+        ]),
     };
   }
 
-  /** Cancels a queued, delayed or running run. */
-  async cancel(runId: string): Promise<RunRecord> {
-    const run = await this.deps.store.getRun(runId);
-    if (!run) throw new SchedulerError('not_found', `no run ${runId}`);
-    const key = jobKey(run.app, run.job);
-    if (run.phase === 'ended')
-      throw new SchedulerError('conflict', `run ${runId} already ended (${run.outcome})`);
-    if (run.phase === 'running') {
-      if (!this.dispatcher.abort(key, runId))
-        throw new SchedulerError('conflict', `run ${runId} is not running here`);
-      return run;
-    }
-    this.dispatcher.dequeue(key, runId);
-    this.delayed.delete(runId);
-    const now = this.deps.clock.now();
-    const ended = { ...run, phase: 'ended' as const, outcome: 'stopped' as const, endedAt: now };
-    await this.deps.store.updateRuns([
-      { id: runId, patch: { phase: 'ended', outcome: 'stopped', endedAt: now } },
-    ]);
-    this.metrics.runEnded(key, ended);
-    this.events.emit('run-ended', ended);
-    return ended;
+  private ended(lane: Lane | null, run: RunRecord): void {
+    this.metrics.runEnded(lane?.key ?? jobKey(run.app, run.job), run);
+    this.events.emit('run-ended', run);
   }
 
-  /** A new run for an ended one: same run key, unless it succeeded (then a fresh one). */
-  async replay(runId: string): Promise<TriggerResult> {
-    const run = await this.deps.store.getRun(runId);
-    if (!run) throw new SchedulerError('not_found', `no run ${runId}`);
-    if (run.phase !== 'ended') throw new SchedulerError('conflict', `run ${runId} has not ended`);
-    const job = this.registry.get(jobKey(run.app, run.job));
-    if (!job)
-      throw new SchedulerError(
-        'not_found',
-        `job ${run.app}/${run.job} is no longer in the manifests`,
-      );
-    const runKey =
-      run.outcome === 'success'
-        ? `${run.runKey}#replay-${uuidv7(this.deps.clock.now()).slice(-12)}`
-        : run.runKey;
-    const [res] = await this.admitFires([
-      { job, index: run.scheduleIndex, nominal: run.scheduledTime, trigger: 'replay', runKey },
-    ]);
-    return { run: res!.run, admission: ADMISSION_NAME[res!.admission] };
+  knownSuccesses(byJob: Map<string, number>): void {
+    for (const key of this.registry.keys()) this.lastSuccess.set(key, byJob.get(key) ?? null);
   }
 
-  /** Pauses or resumes the scheduled fires of a job (manual triggers still work). */
-  async setPaused(app: string, jobName: string, paused: boolean): Promise<void> {
-    const key = jobKey(app, jobName);
-    if (!this.registry.has(key)) throw new SchedulerError('not_found', `no job ${app}/${jobName}`);
-    await this.deps.store.setPaused(app, jobName, paused);
-    if (paused) this.paused.add(key);
-    else this.paused.delete(key);
+  gauges(lane: Lane): void {
+    this.metrics.activeRuns(lane.key, lane.running);
+    this.metrics.queueDepth(lane.key, lane.queued);
+  }
+}
+
+/**
+ * Puts the leader's check in front of a run's guard: no attempt starts once
+ * this replica may no longer be the leader (SPEC §10).
+ */
+function withLeadership(
+  inner: RunGuard | undefined,
+  leader: SchedulerDeps['leader'],
+): Partial<RunGuard> | undefined {
+  if (!leader) return inner;
+  return {
+    ...inner,
+    guard: {
+      async acquire(attempt) {
+        const why = leader.mayAttempt();
+        if (why !== null) return { ok: false, outcome: 'stopped', message: why };
+        return inner ? inner.guard.acquire(attempt) : { ok: true, release: async () => undefined };
+      },
+    },
+  };
+}
+
+/** Fires due within this are planned ahead: their rows recorded before their instant. */
+export const PLAN_AHEAD_MS = 1500;
+
+/** A fire that comes due later than this went through downtime (SPEC §9 item 5). */
+export const LATE_MS = 60_000;
+
+function admissionName(decision: Decision | null, run: RunRecord): AdmissionName {
+  if (run.outcome === 'duplicate') return 'skipped';
+  switch (decision?.kind) {
+    case 'start':
+    case 'replace':
+      return 'started';
+    case 'queue':
+      return 'queued';
+    case 'queue_full':
+      return 'queue_full';
+    default:
+      return 'skipped';
+  }
+}
+
+/** Resolves with the promise's settlement, or 'timeout' after `ms`. */
+async function within(p: Promise<unknown>, ms: number): Promise<'done' | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((r) => {
+    timer = setTimeout(() => r('timeout'), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([
+      p.then(
+        () => 'done' as const,
+        () => 'done' as const,
+      ),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -1,40 +1,19 @@
 /**
- * The per-fire engine (SPEC §5.6–5.7): turns one fire into 1..max_attempts
- * signed HTTP attempts and a terminal outcome. The only attempt loop in the
- * code base — the trigger shim and the daemon both call `runFire`, injecting
- * the transport, the clock and an optional per-attempt guard (the lock).
+ * The per-fire engine (SPEC §5.6–5.7, §11): turns one fire into 1..max_attempts
+ * attempts — signed HTTP requests, or runs of a command — and a terminal
+ * outcome. The only attempt loop in the code base — the trigger shim and the
+ * daemon both call `runFire`, injecting the transport, the command runner, the
+ * clock and an optional per-attempt guard (the lock).
  */
-import type { Job } from '../contract/manifest/types.js';
-import {
-  MAX_RESPONSE_BODY_BYTES,
-  TRIGGER_HEADERS,
-  backoffSeconds,
-  classifyStatus,
-  isRetryable,
-  type AttemptClass,
-  type FireOutcome,
-} from '../contract/run.js';
-import { sign } from '../contract/signature.js';
-import { traceparent } from './ids.js';
-import type { Clock, Transport, TransportRequest, TransportResult } from './types.js';
+import { backoffSeconds, isRetryable, type FireOutcome } from '../contract/run.js';
+import type { AttemptCall, AttemptEnd, FireInput } from './attempt.js';
+import { runCommand, type CommandDeps } from './command-attempt.js';
+import { sendHttp } from './http-attempt.js';
+import type { Clock, Transport } from './types.js';
 
-/** What to fire. */
-export interface FireInput {
-  app: string;
-  /** The job, normalized (canonical form). */
-  job: Job;
-  /** UUIDv7, constant across the attempts of this fire. */
-  runId: string;
-  runKey: string;
-  /** Intended fire time, epoch ms. */
-  fireTimeMs: number;
-  /** When the firing process started (shim) or dispatched (daemon), epoch ms. */
-  actualTimeMs: number;
-  /** Resolved secret values; the first signs. Empty = unsigned (daemon tests only). */
-  secrets: readonly string[];
-  /** Last successful fire of this job, epoch ms, when known. */
-  previousSuccessMs: number | null;
-}
+export type { FireInput } from './attempt.js';
+export type { CommandDeps } from './command-attempt.js';
+export { attemptHeaders, requestTarget } from './http-attempt.js';
 
 /** Held for one attempt: released before the backoff sleep, re-taken for the next attempt. */
 export interface AttemptHold {
@@ -49,7 +28,7 @@ export interface AttemptHold {
 /** Why an attempt could not start. */
 export interface AttemptRefusal {
   ok: false;
-  outcome: 'lock-contended' | 'lock-unavailable' | 'duplicate' | 'internal-error';
+  outcome: 'lock-contended' | 'lock-unavailable' | 'duplicate' | 'internal-error' | 'stopped';
   message: string;
 }
 
@@ -71,7 +50,8 @@ export interface FireEvent {
     | 'lock-unavailable'
     | 'duplicate-suppressed'
     | 'stopped'
-    | 'internal-error';
+    | 'internal-error'
+    | 'record-failed';
   /** Whether this is the fire's single terminal event. */
   terminal: boolean;
   attempt?: number;
@@ -84,14 +64,35 @@ export interface FireEvent {
   backoffSeconds?: number;
 }
 
+/** The outcome of the attempt that ended a fire, as handed to {@link FireDeps.record}. */
+export interface EndingAttempt {
+  outcome: 'success' | 'app-rejected' | 'retries-exhausted';
+  attempt: number;
+  /** HTTP status of the attempt, when it got a response. */
+  status?: number;
+}
+
 /** Injected dependencies. */
 export interface FireDeps {
-  transport: Transport;
+  /** Sends the attempts of an HTTP job; an HTTP job without it ends `internal-error`. */
+  transport?: Transport;
+  /** Runs the attempts of a command job; a command job without it ends `internal-error`. */
+  command?: CommandDeps;
   clock: Clock;
   guard?: AttemptGuard;
   /** Aborts the fire (SIGTERM in the shim; Replace/cancel in the daemon). */
   signal?: AbortSignal;
   onEvent?: (event: FireEvent) => void;
+  /**
+   * Records how the fire ended while the ending attempt's hold (the lock) is
+   * still held: called at most once, after the attempt that ends the fire
+   * (2xx, an unretryable status, or the last retryable failure) and before
+   * `hold.release()`, so whoever takes the lock next sees the outcome — "record
+   * before release" (SPEC §9 item 4). Not called for refusals or a stopped
+   * fire. A rejection does not change the outcome; it becomes a non-terminal
+   * `record-failed` event, emitted before the terminal one.
+   */
+  record?: (ending: EndingAttempt) => Promise<void> | void;
 }
 
 /** Terminal result of a fire. */
@@ -106,64 +107,6 @@ export interface FireResult {
   fencingToken?: number;
 }
 
-const INJECTED = new Set(Object.values(TRIGGER_HEADERS).map((h) => h.toLowerCase()));
-
-/** The request target (`path?query`) exactly as the transport sends it. */
-export function requestTarget(url: string): string {
-  const u = new URL(url);
-  return `${u.pathname}${u.search}`;
-}
-
-/** Headers of one attempt: static headers first, then the injected ones, which win. */
-export function attemptHeaders(
-  input: FireInput,
-  attempt: number,
-  sentAtMs: number,
-  fencingToken: number | undefined,
-): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(input.job.request.headers)) {
-    if (!INJECTED.has(name.toLowerCase())) headers[name] = value;
-  }
-  const seconds = (ms: number): string => String(Math.floor(ms / 1000));
-  headers[TRIGGER_HEADERS.runId] = input.runId;
-  headers[TRIGGER_HEADERS.runKey] = input.runKey;
-  headers[TRIGGER_HEADERS.idempotencyKey] = input.runKey;
-  headers[TRIGGER_HEADERS.scheduleName] = input.job.name;
-  headers[TRIGGER_HEADERS.fireTime] = seconds(input.fireTimeMs);
-  headers[TRIGGER_HEADERS.fireTimeActual] = seconds(input.actualTimeMs);
-  headers[TRIGGER_HEADERS.attempt] = String(attempt);
-  if (input.previousSuccessMs !== null) {
-    headers[TRIGGER_HEADERS.previousSuccessTime] = seconds(input.previousSuccessMs);
-  }
-  if (fencingToken !== undefined) headers[TRIGGER_HEADERS.fencingToken] = String(fencingToken);
-  headers[TRIGGER_HEADERS.traceparent] = traceparent(input.runId);
-  const secret = input.secrets[0];
-  if (secret !== undefined) {
-    headers[TRIGGER_HEADERS.signature] = sign({
-      secret,
-      method: input.job.request.method,
-      path: requestTarget(input.job.request.url),
-      body: input.job.request.body,
-      timestamp: Math.floor(sentAtMs / 1000),
-    });
-  }
-  return headers;
-}
-
-function attemptClass(result: TransportResult): AttemptClass | 'aborted' {
-  switch (result.kind) {
-    case 'response':
-      return classifyStatus(result.status);
-    case 'network-error':
-      return 'network-error';
-    case 'timeout':
-      return 'timeout';
-    case 'aborted':
-      return 'aborted';
-  }
-}
-
 function anySignal(signals: (AbortSignal | undefined)[]): AbortSignal | undefined {
   const present = signals.filter((s): s is AbortSignal => s !== undefined);
   if (present.length <= 1) return present[0];
@@ -172,7 +115,7 @@ function anySignal(signals: (AbortSignal | undefined)[]): AbortSignal | undefine
 
 /** Runs one fire to its terminal outcome. Never throws for expected failures. */
 export async function runFire(input: FireInput, deps: FireDeps): Promise<FireResult> {
-  const { clock, transport, guard, signal } = deps;
+  const { clock, guard, signal } = deps;
   const started = clock.now();
   const policy = input.job.policy;
   const emit = (e: FireEvent): void => deps.onEvent?.(e);
@@ -189,6 +132,15 @@ export async function runFire(input: FireInput, deps: FireDeps): Promise<FireRes
     ...(lastToken !== undefined ? { fencingToken: lastToken } : {}),
     ...extra,
   });
+  const record = async (ending: EndingAttempt): Promise<string | undefined> => {
+    if (!deps.record) return undefined;
+    try {
+      await deps.record(ending);
+      return undefined;
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    }
+  };
   const stopped = (attempt: number): FireResult => {
     emit({ event: 'stopped', terminal: true, attempt, err: 'fire stopped before completion' });
     return finish('stopped', { message: 'fire stopped before completion' });
@@ -203,12 +155,16 @@ export async function runFire(input: FireInput, deps: FireDeps): Promise<FireRes
       return finish(hold.outcome, { message: hold.message });
     }
     lastToken = hold?.fencingToken ?? lastToken;
-    const request: TransportRequest = {
-      method: input.job.request.method,
-      url: input.job.request.url,
-      headers: attemptHeaders(input, attempt, clock.now(), hold?.fencingToken),
-      body: input.job.request.body,
-    };
+    const missing =
+      input.job.command !== undefined
+        ? deps.command === undefined && 'command jobs need a command runner, and none was given'
+        : deps.transport === undefined && 'HTTP jobs need a transport, and none was given';
+    if (missing) {
+      await hold?.release();
+      const message = missing;
+      emit({ event: 'internal-error', terminal: true, attempt, err: message });
+      return finish('internal-error', { message });
+    }
     emit({
       event: 'attempt',
       terminal: false,
@@ -217,52 +173,59 @@ export async function runFire(input: FireInput, deps: FireDeps): Promise<FireRes
     });
     const attemptStart = clock.now();
     sent = attempt;
-    let result: TransportResult;
+    const call: AttemptCall = {
+      attempt,
+      fencingToken: hold?.fencingToken,
+      signal: anySignal([signal, hold?.lost]),
+      stopped: () => signal?.aborted === true,
+    };
+    let end: AttemptEnd;
     try {
-      result = await transport.send(request, {
-        timeoutMs: policy.timeout_seconds * 1000,
-        maxBodyBytes: MAX_RESPONSE_BODY_BYTES,
-        ...(anySignal([signal, hold?.lost])
-          ? { signal: anySignal([signal, hold?.lost]) as AbortSignal }
-          : {}),
-      });
-    } finally {
+      end =
+        deps.command !== undefined && input.job.command !== undefined
+          ? await runCommand(input, deps.command, call)
+          : await sendHttp(input, { transport: deps.transport as Transport, clock }, call);
+    } catch (err) {
       await hold?.release();
+      throw err;
     }
     const durationMs = clock.now() - attemptStart;
-    const cls = attemptClass(result);
-    if (result.kind === 'response') {
-      lastStatus = result.status;
-      lastExcerpt = result.bodyExcerpt;
+    if (end.status !== undefined) lastStatus = end.status;
+    if (end.bodyExcerpt !== undefined) lastExcerpt = end.bodyExcerpt;
+    if (end.cls === 'aborted') {
+      await hold?.release();
+      return stopped(attempt);
     }
-    if (cls === 'aborted') {
-      if (signal?.aborted) return stopped(attempt);
-      // the hold was lost mid-attempt: count it as a failed attempt and re-take the lock
-      result = {
-        kind: 'network-error',
-        message: 'lock lost during the attempt; connection closed',
-      };
-    }
-    const status = result.kind === 'response' ? result.status : undefined;
-    const excerpt = result.kind === 'response' ? result.bodyExcerpt : undefined;
-    const err =
-      result.kind === 'network-error'
-        ? result.message
-        : result.kind === 'timeout'
-          ? `timeout after ${policy.timeout_seconds}s`
-          : undefined;
+    const { cls, status, bodyExcerpt: excerpt, err } = end;
     const base = {
       attempt,
       durationMs,
       ...(status !== undefined ? { status } : {}),
       ...(err ? { err } : {}),
     };
-    const finalClass = cls === 'aborted' ? 'network-error' : cls;
-    if (finalClass === 'success') {
+    const last = attempt === policy.retries.max_attempts;
+    const ending: EndingAttempt['outcome'] | undefined =
+      cls === 'success'
+        ? 'success'
+        : !isRetryable(cls)
+          ? 'app-rejected'
+          : last
+            ? 'retries-exhausted'
+            : undefined;
+    // record before release (SPEC §9 item 4): the next holder of the lock must see this outcome
+    const recordError =
+      ending === undefined
+        ? undefined
+        : await record({ outcome: ending, attempt, ...(status !== undefined ? { status } : {}) });
+    await hold?.release();
+    if (recordError !== undefined) {
+      emit({ event: 'record-failed', terminal: false, attempt, err: recordError });
+    }
+    if (cls === 'success') {
       emit({ event: 'success', terminal: true, ...base });
       return finish('success');
     }
-    if (!isRetryable(finalClass)) {
+    if (!isRetryable(cls)) {
       emit({
         event: 'app-rejected',
         terminal: true,
@@ -271,10 +234,9 @@ export async function runFire(input: FireInput, deps: FireDeps): Promise<FireRes
       });
       return finish('app-rejected');
     }
-    const last = attempt === policy.retries.max_attempts;
     const sleep = last ? undefined : backoffSeconds(attempt, policy.retries);
     emit({
-      event: finalClass === 'server-error' ? 'server-error' : 'attempt-failed',
+      event: cls === 'server-error' ? 'server-error' : 'attempt-failed',
       terminal: false,
       ...base,
       ...(excerpt !== undefined ? { bodyExcerpt: excerpt } : {}),

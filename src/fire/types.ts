@@ -1,7 +1,8 @@
 /**
- * Seams of the per-fire engine: the transport that sends one HTTP attempt
- * and the clock that tells time and sleeps. Both are injected, so the shim and
- * the daemon run the same engine and tests run it on a fake clock.
+ * Seams of the per-fire engine: the transport that sends one HTTP attempt, the
+ * command runner that runs one command attempt (SPEC §11), and the clock that
+ * tells time and sleeps. All are injected, so the shim and the daemon run the
+ * same engine and tests run it on a fake clock.
  */
 
 /** One HTTP attempt as sent on the wire. */
@@ -44,4 +45,67 @@ export interface Clock {
   now(): number;
   /** Sleeps `ms`; resolves early (false) when `signal` aborts, true otherwise. */
   sleep(ms: number, signal?: AbortSignal): Promise<boolean>;
+}
+
+/** One command attempt as the OS runs it (SPEC §11): no shell, exactly this environment. */
+export interface CommandRequest {
+  argv: readonly string[];
+  /** The whole environment of the process; nothing else of the caller's is inherited. */
+  env: Readonly<Record<string, string>>;
+  /** Absolute working directory. */
+  cwd: string;
+  /** When the attempt is stopped: ms between SIGTERM and SIGKILL to its process group. */
+  gracefulStopMs: number;
+}
+
+/** Which stream a chunk of output came from. */
+export type OutputStream = 'stdout' | 'stderr';
+
+/** Where a command's output goes, for the whole fire (every attempt). */
+export interface OutputSink {
+  /** Attempt `n` is about to start. */
+  attempt(n: number): void;
+  /** A chunk of the running attempt's output, as it arrives. */
+  write(stream: OutputStream, chunk: Buffer): void;
+  /** Attempt `n` ended: its process group is gone and its pipes are closed. */
+  attemptEnded?(n: number): void;
+}
+
+/** A command process that was started: the leader of its own process group. */
+export interface SpawnedProcess {
+  /** Its pid, which is also its process group id. */
+  pid: number;
+  /**
+   * Who it is beyond the pid, to find it again after a crash: boot id and start time
+   * (`/proc/<pid>/stat` field 22), or null where the OS does not say (see `process-group.ts`).
+   */
+  startTime: string | null;
+}
+
+/** Options of one command attempt. */
+export interface CommandOptions {
+  /** The attempt's deadline in ms from now: then its process group is stopped. */
+  timeoutMs: number;
+  /** Stops the attempt's process group (Replace, cancel, shutdown, SIGTERM of the shim). */
+  signal?: AbortSignal;
+  /** Where stdout and stderr go; dropped when absent. */
+  output?: OutputSink;
+  /** Told once the process runs, before any output. */
+  onSpawn?(process: SpawnedProcess): void;
+}
+
+/**
+ * How one command attempt ended. Never an exception. `exit` has the exit code, or null with the
+ * signal that killed the process. `timeout` and `aborted` come only once the whole process group
+ * is gone (SIGTERM, then SIGKILL after the graceful stop).
+ */
+export type CommandResult =
+  | { kind: 'exit'; code: number | null; signal: string | null }
+  | { kind: 'spawn-error'; message: string }
+  | { kind: 'timeout' }
+  | { kind: 'aborted' };
+
+/** Runs one command attempt in a process group of its own. */
+export interface CommandRunner {
+  run(request: CommandRequest, options: CommandOptions): Promise<CommandResult>;
 }

@@ -3,11 +3,12 @@
  * auth for mutations, `/healthz`, `/metrics`, `/openapi.json`. Handlers only
  * translate HTTP to scheduler calls; the logic lives in `src/daemon`.
  */
-import { timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { parseInstant } from '../contract/run.js';
-import { SchedulerError, type Scheduler } from '../daemon/scheduler.js';
+import type { DaemonControl } from '../daemon/control.js';
+import { SchedulerError } from '../daemon/core.js';
+import { echo, echoValue, MAX_ECHO } from '../contract/echo.js';
 import {
   RUN_OUTCOMES,
   RUN_PHASES,
@@ -16,23 +17,37 @@ import {
   type RunPhase,
   type Store,
 } from '../daemon/store/types.js';
-import { OPENAPI } from './openapi.js';
+import type { RunLogs } from '../daemon/run-logs.js';
+import { EventHub } from './events.js';
+import { openApiFor } from './openapi.js';
+import { registerRunLog } from './run-log.js';
 import { errorJson, runJson } from './serialize.js';
+import { authorizeMutation, Sessions } from './session.js';
+import { mountUiApi } from './ui-api.js';
+import { listJobs, mountViews } from './views.js';
 
 /** Largest request body accepted. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
 const OUTCOMES = RUN_OUTCOMES;
+const STATUS = { not_found: 404, conflict: 409, unavailable: 503 } as const;
 const PHASES = RUN_PHASES;
 
 /** What the API needs. */
 export interface ApiDeps {
-  scheduler: Scheduler;
+  /** The scheduler, or the cluster replica in high availability. */
+  scheduler: DaemonControl;
   store: Store;
   /** Bearer token for mutations; null = no auth (loopback only, `--no-auth`). */
   token: string | null;
+  /** Command runs' output (`GET /api/v1/runs/{id}/log`); absent: no run has any. */
+  logs?: RunLogs;
   /** Optional extra routes (the web UI). */
   extend?: (app: Hono) => void;
+  /** False while the daemon is still starting: the API answers 503 until it is ready. */
+  ready?: () => boolean;
+  /** The live event stream (`/api/v1/events`); one is made when absent. */
+  hub?: EventHub;
 }
 
 class BadRequest extends Error {
@@ -42,14 +57,6 @@ class BadRequest extends Error {
   ) {
     super(message);
   }
-}
-
-function tokenMatches(header: string | undefined, token: string): boolean {
-  const m = /^Bearer (.+)$/.exec(header ?? '');
-  if (!m) return false;
-  const a = Buffer.from(m[1] as string);
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 async function jsonBody(c: Context): Promise<Record<string, unknown>> {
@@ -69,7 +76,10 @@ async function jsonBody(c: Context): Promise<Record<string, unknown>> {
 function triggerWhen(body: Record<string, unknown>): { at?: number; afterSeconds?: number } {
   for (const k of Object.keys(body)) {
     if (k !== 'at' && k !== 'after_seconds')
-      throw new BadRequest(k, `unknown field "${k}" (expected "at" or "after_seconds")`);
+      throw new BadRequest(
+        k.slice(0, MAX_ECHO),
+        `unknown field ${echo(k)} (expected "at" or "after_seconds")`,
+      );
   }
   if (body['at'] !== undefined && body['after_seconds'] !== undefined)
     throw new BadRequest('', 'give "at" or "after_seconds", not both');
@@ -80,7 +90,7 @@ function triggerWhen(body: Record<string, unknown>): { at?: number; afterSeconds
     if (at === null) {
       throw new BadRequest(
         'at',
-        `expected an RFC 3339 instant such as "2026-03-29T01:00:00Z", found ${JSON.stringify(body['at'])}`,
+        `expected an RFC 3339 instant such as "2026-03-29T01:00:00Z", found ${echoValue(body['at'])}`,
       );
     }
     return { at };
@@ -90,7 +100,7 @@ function triggerWhen(body: Record<string, unknown>): { at?: number; afterSeconds
     if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 366 * 86400) {
       throw new BadRequest(
         'after_seconds',
-        `expected an integer number of seconds from 0 to 31622400, found ${JSON.stringify(n)}`,
+        `expected an integer number of seconds from 0 to 31622400, found ${echoValue(n)}`,
       );
     }
     return { afterSeconds: n };
@@ -103,7 +113,7 @@ async function runFilter(c: Context, store: Store): Promise<RunFilter> {
   const filter: RunFilter = {};
   for (const k of Object.keys(q)) {
     if (!['app', 'job', 'outcome', 'phase', 'limit', 'before'].includes(k))
-      throw new BadRequest(k, `unknown query parameter "${k}"`);
+      throw new BadRequest(k.slice(0, MAX_ECHO), `unknown query parameter ${echo(k)}`);
   }
   if (q['app']) filter.app = q['app'];
   if (q['job']) filter.job = q['job'];
@@ -111,19 +121,25 @@ async function runFilter(c: Context, store: Store): Promise<RunFilter> {
     if (!OUTCOMES.includes(q['outcome'] as RunOutcome))
       throw new BadRequest(
         'outcome',
-        `expected one of ${OUTCOMES.join(', ')}, found "${q['outcome']}"`,
+        `expected one of ${OUTCOMES.join(', ')}, found ${echo(q['outcome'] ?? '')}`,
       );
     filter.outcome = q['outcome'] as RunOutcome;
   }
   if (q['phase'] !== undefined) {
     if (!PHASES.includes(q['phase'] as RunPhase))
-      throw new BadRequest('phase', `expected one of ${PHASES.join(', ')}, found "${q['phase']}"`);
+      throw new BadRequest(
+        'phase',
+        `expected one of ${PHASES.join(', ')}, found ${echo(q['phase'] ?? '')}`,
+      );
     filter.phase = q['phase'] as RunPhase;
   }
   if (q['limit'] !== undefined) {
     const n = Number(q['limit']);
     if (!/^\d+$/.test(q['limit']) || n < 1 || n > 1000)
-      throw new BadRequest('limit', `expected an integer from 1 to 1000, found "${q['limit']}"`);
+      throw new BadRequest(
+        'limit',
+        `expected an integer from 1 to 1000, found ${echo(q['limit'] ?? '')}`,
+      );
     filter.limit = n;
   }
   if (q['before'] !== undefined) {
@@ -131,7 +147,7 @@ async function runFilter(c: Context, store: Store): Promise<RunFilter> {
     if (!before)
       throw new BadRequest(
         'before',
-        `expected the id of a run (the last one of the previous page), found "${q['before']}"`,
+        `expected the id of a run (the last one of the previous page), found ${echo(q['before'] ?? '')}`,
       );
     filter.beforeSeq = before.seq;
   }
@@ -142,12 +158,13 @@ async function runFilter(c: Context, store: Store): Promise<RunFilter> {
 export function createApi(deps: ApiDeps): Hono {
   const { scheduler, store } = deps;
   const app = new Hono();
+  const sessions = deps.token === null ? null : new Sessions(deps.token);
 
   app.onError((err, c) => {
     if (err instanceof BadRequest)
       return c.json(errorJson('invalid_request', err.message, err.path), 400);
     if (err instanceof SchedulerError)
-      return c.json(errorJson(err.code, err.message), err.code === 'not_found' ? 404 : 409);
+      return c.json(errorJson(err.code, err.message), STATUS[err.code]);
     scheduler.events.emit('warning', { msg: 'API handler failed', err: err.message });
     return c.json(errorJson('internal', 'internal error'), 500);
   });
@@ -166,56 +183,30 @@ export function createApi(deps: ApiDeps): Hono {
         ),
     }),
   );
+  app.use('*', async (c, next) => {
+    if (deps.ready && !deps.ready())
+      return c.json(errorJson('unavailable', 'the daemon is starting; try again in a moment'), 503);
+    await next();
+  });
   app.use('/api/*', async (c, next) => {
-    if (
-      c.req.method !== 'GET' &&
-      c.req.method !== 'HEAD' &&
-      deps.token !== null &&
-      !tokenMatches(c.req.header('authorization'), deps.token)
-    ) {
-      return c.json(
-        errorJson(
-          'unauthorized',
-          'mutations need "Authorization: Bearer <token>" (the token file is in the data dir)',
-        ),
-        401,
-      );
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
+      // logging in needs no credentials, only a same-origin request
+      const login = c.req.path === '/api/v1/session';
+      const verdict = authorizeMutation(c, sessions, login);
+      if (!verdict.ok) return c.json(errorJson(verdict.code, verdict.message), verdict.status);
     }
     await next();
   });
 
   app.get('/healthz', (c) => c.json({ status: 'ok', jobs: scheduler.jobs().size }));
-  app.get('/openapi.json', (c) => c.json(OPENAPI));
+  app.get('/openapi.json', (c) => c.json(openApiFor(scheduler.cluster !== undefined) as object));
   app.get('/metrics', async (c) => {
     const text = await scheduler.metrics.registry.metrics();
     return c.text(text, 200, { 'content-type': scheduler.metrics.registry.contentType });
   });
 
-  app.get('/api/v1/jobs', async (c) => {
-    const jobs = [];
-    for (const [key, j] of scheduler.jobs()) {
-      const [last] = await store.listRuns({
-        app: j.app,
-        job: j.job.name,
-        phase: 'ended',
-        limit: 1,
-      });
-      const next = scheduler.nextFireOf(key);
-      jobs.push({
-        app: j.app,
-        job: j.job.name,
-        schedules: j.job.schedules,
-        timezone: j.job.timezone,
-        next_fire: next === null ? null : new Date(next).toISOString().replace('.000Z', 'Z'),
-        paused: scheduler.isPaused(key),
-        enabled: j.enabled,
-        last_outcome: last?.outcome ?? null,
-        active: scheduler.activeCount(key),
-        queued: scheduler.queueLength(key),
-      });
-    }
-    return c.json({ jobs });
-  });
+  // one store query for every job's last 20 outcomes, whatever the number of jobs (views.ts)
+  app.get('/api/v1/jobs', listJobs(scheduler, store));
 
   app.get('/api/v1/runs', async (c) => {
     const runs = await store.listRuns(await runFilter(c, store));
@@ -224,9 +215,33 @@ export function createApi(deps: ApiDeps): Hono {
 
   app.get('/api/v1/runs/:id', async (c) => {
     const run = await store.getRun(c.req.param('id'));
-    if (!run) throw new SchedulerError('not_found', `no run ${c.req.param('id')}`);
+    if (!run) throw new SchedulerError('not_found', `no run ${echo(c.req.param('id'))}`);
     return c.json(runJson(run));
   });
+
+  app.get('/api/v1/cluster', async (c) => {
+    if (!scheduler.cluster)
+      throw new SchedulerError(
+        'not_found',
+        'not a cluster: this daemon runs on its own SQLite store',
+      );
+    const v = await scheduler.cluster();
+    return c.json({
+      self: v.self,
+      leader: v.leader && {
+        replica: v.leader.replica,
+        epoch: v.leader.epoch,
+        lease_expires_at: new Date(v.leader.leaseExpiresAt).toISOString(),
+      },
+      replicas: v.replicas.map((r) => ({
+        replica: r.replica,
+        role: r.role,
+        last_seen: new Date(r.lastSeen).toISOString(),
+      })),
+    });
+  });
+
+  registerRunLog(app, { scheduler, store, logs: deps.logs });
 
   app.post('/api/v1/jobs/:app/:job/trigger', async (c) => {
     const when = triggerWhen(await jsonBody(c));
@@ -254,6 +269,8 @@ export function createApi(deps: ApiDeps): Hono {
     return c.json({ run: runJson(result.run), admission: result.admission }, 202);
   });
 
+  mountViews(app, deps);
+  mountUiApi(app, sessions, deps.hub ?? new EventHub(scheduler.events));
   deps.extend?.(app);
   return app;
 }

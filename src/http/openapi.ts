@@ -1,17 +1,7 @@
 /** The OpenAPI 3.1 document the daemon serves at `/openapi.json`. */
 import { RUN_OUTCOMES, RUN_PHASES } from '../daemon/store/types.js';
-
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
-const error = (description: string) => ({ description, ...json(ref('Error')) });
-const pathParam = (name: string, description: string) => ({
-  name,
-  in: 'path',
-  required: true,
-  description,
-  schema: { type: 'string' },
-});
-const time = { type: ['string', 'null'], format: 'date-time' };
+import { error, json, pathParam, query, ref, time } from './openapi-parts.js';
+import { VIEW_PATHS } from './openapi-views.js';
 
 /** The document. */
 export const OPENAPI = {
@@ -20,7 +10,7 @@ export const OPENAPI = {
     title: 'cronix daemon API',
     version: '1',
     description:
-      'Jobs, runs and triggers of `cronix serve` (SPEC §7). Mutations need `Authorization: Bearer <token>` unless the daemon runs with --no-auth on loopback.',
+      'Jobs, runs and triggers of `cronix serve` (SPEC §7) and the views of its web UI (SPEC §13). Mutations need `Authorization: Bearer <token>`, or the web UI session cookie with its `X-CSRF-Token`, unless the daemon runs with --no-auth on loopback. A mutation whose `Origin` is another origin (or `Sec-Fetch-Site: cross-site`) is refused with 403 `forbidden`.',
   },
   components: {
     securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
@@ -51,8 +41,25 @@ export const OPENAPI = {
           paused: { type: 'boolean' },
           enabled: { type: 'boolean' },
           last_outcome: { type: ['string', 'null'] },
+          recent_outcomes: {
+            type: 'array',
+            items: { enum: [...RUN_OUTCOMES] },
+            description: 'Outcomes of the newest 20 ended runs, newest first',
+          },
           active: { type: 'integer' },
           queued: { type: 'integer' },
+        },
+      },
+      Session: {
+        type: 'object',
+        properties: {
+          auth: { enum: ['token', 'none'], description: '`none` with --no-auth' },
+          authenticated: { type: 'boolean' },
+          csrf_token: {
+            type: ['string', 'null'],
+            description: 'Send as `X-CSRF-Token` on mutations made with the session cookie',
+          },
+          expires_at: time,
         },
       },
       Run: {
@@ -68,11 +75,45 @@ export const OPENAPI = {
           phase: { enum: [...RUN_PHASES] },
           outcome: { enum: [...RUN_OUTCOMES, null] },
           attempts: { type: 'integer' },
-          last_status: { type: ['integer', 'null'] },
+          last_status: {
+            type: ['integer', 'null'],
+            description: "The last attempt's HTTP status, or a command job's exit code",
+          },
           created_at: time,
           started_at: time,
           ended_at: time,
           due_at: time,
+          duration_ms: {
+            type: ['integer', 'null'],
+            description: 'ended_at − started_at, when both are set',
+          },
+          error: {
+            type: ['string', 'null'],
+            description:
+              'Why the run ended as it did, in a few words (`HTTP 503`, `connect ECONNREFUSED 127.0.0.1:8080`, `cancelled`); null for a success. Never a secret.',
+          },
+          attempt_log: {
+            type: 'array',
+            description: 'Every attempt sent, in order.',
+            items: {
+              type: 'object',
+              properties: {
+                attempt: { type: 'integer' },
+                started_at: time,
+                duration_ms: { type: 'integer' },
+                status: {
+                  type: ['integer', 'null'],
+                  description: 'HTTP status, or exit code (null: killed by a signal)',
+                },
+                error: { type: ['string', 'null'] },
+              },
+            },
+          },
+          output_truncated: {
+            type: 'boolean',
+            description:
+              "A command job's output went past max_output_bytes and the rest was dropped",
+          },
         },
       },
       Admission: {
@@ -94,12 +135,26 @@ export const OPENAPI = {
     },
     '/api/v1/jobs': {
       get: {
-        summary: 'Jobs with next fire and state',
+        summary: 'Jobs with next fire, state and last 20 outcomes, sorted by app and job',
+        description:
+          'One store query for every listed job. Without `limit` every job is listed; `total` counts all of them.',
+        parameters: [
+          query('offset', 'jobs to skip (default 0)'),
+          query('limit', 'at most this many jobs (1..100000)'),
+        ],
         responses: {
-          200: json({ type: 'object', properties: { jobs: { type: 'array', items: ref('Job') } } }),
+          200: json({
+            type: 'object',
+            properties: {
+              jobs: { type: 'array', items: ref('Job') },
+              total: { type: 'integer' },
+            },
+          }),
+          400: error('invalid offset or limit'),
         },
       },
     },
+    ...VIEW_PATHS,
     '/api/v1/runs': {
       get: {
         summary: 'Runs, newest first',
@@ -120,6 +175,29 @@ export const OPENAPI = {
         summary: 'One run',
         parameters: [pathParam('id', 'run id')],
         responses: { 200: json(ref('Run')), 404: error('no such run') },
+      },
+    },
+    '/api/v1/runs/{id}/log': {
+      get: {
+        summary: "A command run's captured output (stdout and stderr, secrets redacted)",
+        parameters: [
+          pathParam('id', 'run id'),
+          {
+            name: 'follow',
+            in: 'query',
+            required: false,
+            description: '1: keep streaming new output until the run has ended',
+            schema: { enum: ['0', '1', 'true', 'false'] },
+          },
+        ],
+        responses: {
+          200: {
+            description: 'the output',
+            content: { 'text/plain': { schema: { type: 'string' } } },
+          },
+          400: error('bad query'),
+          404: error('no such run, or not a command run'),
+        },
       },
     },
     '/api/v1/jobs/{app}/{job}/trigger': {
@@ -199,3 +277,50 @@ export const OPENAPI = {
     },
   },
 } as const;
+
+/** `GET /api/v1/cluster`: in the document only when the daemon is a replica of a cluster (SPEC §10). */
+export const CLUSTER_PATH = {
+  '/api/v1/cluster': {
+    get: {
+      summary: 'This replica, the leader and the replicas seen (high availability)',
+      responses: {
+        200: json({
+          type: 'object',
+          properties: {
+            self: {
+              type: 'object',
+              properties: {
+                replica: { type: 'string' },
+                role: { enum: ['leader', 'standby'] },
+              },
+            },
+            leader: {
+              type: ['object', 'null'],
+              properties: {
+                replica: { type: 'string' },
+                epoch: { type: 'integer' },
+                lease_expires_at: time,
+              },
+            },
+            replicas: {
+              type: 'array',
+              items: {
+                type: 'object',
+                properties: {
+                  replica: { type: 'string' },
+                  role: { type: 'string' },
+                  last_seen: time,
+                },
+              },
+            },
+          },
+        }),
+      },
+    },
+  },
+} as const;
+
+/** The document a daemon serves: with the cluster path when it is a replica of one. */
+export function openApiFor(cluster: boolean): unknown {
+  return cluster ? { ...OPENAPI, paths: { ...OPENAPI.paths, ...CLUSTER_PATH } } : OPENAPI;
+}

@@ -22,6 +22,16 @@ export function runJson(r: RunRecord): Record<string, unknown> {
     started_at: time(r.startedAt),
     ended_at: time(r.endedAt),
     due_at: time(r.dueAt),
+    duration_ms: r.startedAt !== null && r.endedAt !== null ? r.endedAt - r.startedAt : null,
+    error: r.error,
+    attempt_log: r.attemptLog.map((a) => ({
+      attempt: a.attempt,
+      started_at: time(a.startedAt),
+      duration_ms: a.durationMs,
+      status: a.status,
+      error: a.error,
+    })),
+    output_truncated: r.outputTruncated,
   };
 }
 

@@ -5,18 +5,31 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Manifest, ManifestError } from '../contract/manifest/types.js';
-import { Scheduler } from '../daemon/scheduler.js';
+import { Cluster, MAX_SKEW_MS } from '../daemon/cluster.js';
+import type { DaemonControl } from '../daemon/control.js';
+import { DaemonEmitter } from '../daemon/events.js';
+import { DaemonMetrics } from '../daemon/metrics.js';
+import { Scheduler, type SchedulerDeps } from '../daemon/scheduler.js';
+import type { PostgresStore } from '../daemon/store/postgres.js';
 import type { Store } from '../daemon/store/types.js';
 import { systemClock } from '../fire/clock.js';
+import { inheritedEnv } from '../fire/command-attempt.js';
+import { createCommandRunner } from '../fire/command-runner.js';
 import { createHttpTransport } from '../fire/http-transport.js';
-import type { Clock, Transport } from '../fire/types.js';
-import { resolveSecretRefs } from '../secrets/resolve.js';
+import type { Clock, CommandRunner, Transport } from '../fire/types.js';
+import { GlobalLocks, globalScopeProblems, needsGlobalLocks } from '../daemon/global-locks.js';
+import { resolveJobSecrets } from '../daemon/job-secrets.js';
+import { RunLogs } from '../daemon/run-logs.js';
+import { hostIdentity } from '../locks/host.js';
 import { loadManifestFile } from '../source/file.js';
 import { createApi } from './api.js';
+import { EventHub } from './events.js';
+import { mountUi } from './ui/static.js';
 
 /** Options of {@link startDaemon}. */
 export interface ServeOptions {
@@ -30,20 +43,44 @@ export interface ServeOptions {
   retentionDays?: number;
   clock?: Clock;
   transport?: Transport;
+  /** Runs command jobs; default the real runner (process groups, `<data-dir>/logs`). */
+  commandRunner?: CommandRunner;
   env?: NodeJS.ProcessEnv;
+  /**
+   * `postgres://user@host:5432/db?schema=NAME`: a PostgreSQL store shared by
+   * replicas (high availability); default `$CRONIX_STORE_URL`, else SQLite.
+   */
+  store?: string;
+  /** This replica's name in a cluster; default `<host>:<pid>`. */
+  replicaId?: string;
+  /** Leader lease TTL in seconds; default 15. */
+  leaseSeconds?: number;
+  /** Told while the PostgreSQL store cannot be reached at start-up (it is retried). */
+  onWaiting?: (message: string) => void;
+  /** `redis://…` lock backend of global-scope jobs; default `$CRONIX_REDIS_URL`. */
+  lockBackend?: string;
   /** Opens the store; default SQLite in the data dir. */
   openStore?: (dataDir: string) => Promise<Store>;
+  /** The built web UI (index.html + assets); default the package's `dist/ui`. */
+  uiDir?: string;
+  /**
+   * Called with the scheduler's events as soon as it exists, before start-up recovery, so what
+   * recovery reports (runs ended crashed, leftover processes stopped) reaches the log.
+   */
+  onEvents?: (events: Scheduler['events']) => void;
 }
 
 /** A running daemon. */
 export interface DaemonHandle {
   url: string;
   token: string | null;
-  scheduler: Scheduler;
+  /** The scheduler, or this replica of a cluster. */
+  scheduler: DaemonControl;
   store: Store;
   /** Reloads the manifest files; on any error keeps the old set and returns the errors. */
   reload(): Promise<
-    { ok: true; jobs: number } | { ok: false; errors: (ManifestError & { file: string })[] }
+    | { ok: true; jobs: number }
+    | { ok: false; errors: { file?: string; path?: string; message: string }[] }
   >;
   stop(graceMs?: number): Promise<void>;
 }
@@ -108,7 +145,60 @@ function loadToken(opts: ServeOptions, dataDir: string): string {
   }
 }
 
-/** Starts the daemon and its HTTP server. */
+/** Human words for the errno of a failed `listen`. */
+function listenProblem(err: NodeJS.ErrnoException): string {
+  switch (err.code) {
+    case 'EADDRINUSE':
+      return 'address already in use';
+    case 'EACCES':
+      return 'permission denied (ports below 1024 need privileges)';
+    case 'EADDRNOTAVAIL':
+      return 'address not available on this host';
+    default:
+      return err.code ?? err.message;
+  }
+}
+
+/**
+ * Takes the data dir's `serve.lock` for the daemon's whole life (SPEC §9 item
+ * 1): a second `serve` on the same data dir is refused at once, naming the
+ * holder. The kernel releases the lock when the process dies.
+ */
+async function lockDataDir(dataDir: string): Promise<{ release(): Promise<void> }> {
+  const { FlockBackend } = await import('../locks/flock.js');
+  const locks = new FlockBackend(dataDir);
+  let got;
+  try {
+    got = await locks.acquire('serve', {
+      ttlMs: 0,
+      holder: { pid: process.pid, host: hostIdentity(), acquiredAt: Date.now() },
+    });
+  } catch (err) {
+    throw new ServeError(`cannot lock data dir ${dataDir}: ${(err as Error).message}`);
+  }
+  if (!got.ok) {
+    const h = got.holder;
+    throw new ServeError(
+      `data dir ${dataDir} is in use by another cronix serve` +
+        (h ? ` (pid ${h.pid} on ${h.host})` : '') +
+        '; stop it first or give this one another --data-dir',
+    );
+  }
+  const lease = got.lease;
+  return {
+    async release() {
+      await lease.release();
+      await locks.close();
+    },
+  };
+}
+
+/**
+ * Starts the daemon in the order of SPEC §9 item 2: lock the data dir, load
+ * the manifests, open the store, bind the listen address, resolve every job's
+ * secrets, and only then schedule. A failure at any step throws a
+ * {@link ServeError} naming the cause, having fired nothing.
+ */
 export async function startDaemon(opts: ServeOptions): Promise<DaemonHandle> {
   const { host, port } = parseListen(opts.listen);
   if (opts.noAuth && !isLoopback(host)) {
@@ -124,67 +214,245 @@ export async function startDaemon(opts: ServeOptions): Promise<DaemonHandle> {
       `cannot create data dir ${dataDir}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
     );
   }
-  const loaded = await loadManifests(opts.manifests);
-  if (loaded.errors.length > 0) {
-    throw new ServeError(
-      loaded.errors
-        .map((e) => `${e.file}: ${e.path === '' ? '(root)' : e.path}: ${e.message}`)
-        .join('\n'),
-    );
+  const dirLock = await lockDataDir(dataDir);
+  const undo: (() => Promise<void>)[] = [() => dirLock.release()];
+  try {
+    const loaded = await loadManifests(opts.manifests);
+    if (loaded.errors.length > 0) {
+      throw new ServeError(
+        loaded.errors
+          .map((e) => `${e.file}: ${e.path === '' ? '(root)' : e.path}: ${e.message}`)
+          .join('\n'),
+      );
+    }
+    const token = opts.noAuth ? null : loadToken(opts, dataDir);
+    const env = opts.env ?? process.env;
+    const storeUrl = opts.store ?? env['CRONIX_STORE_URL'];
+    const pg = storeUrl !== undefined && storeUrl !== '' ? await openPgStore(storeUrl, opts) : null;
+    const store: Store = pg ?? (await openStoreOrExplain(opts, dataDir));
+    undo.unshift(() => store.close());
+    let secrets = new Map<string, string[]>();
+    let envSecrets = new Map<string, Record<string, string>>();
+    const logs = new RunLogs(join(dataDir, 'logs'));
+    try {
+      logs.ensure();
+    } catch (err) {
+      throw new ServeError(
+        `cannot create ${logs.dir}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      );
+    }
+    let globalLocks: GlobalLocks | undefined;
+    const clock = opts.clock ?? systemClock;
+    const retentionDays = opts.retentionDays ?? 30;
+    const transport = opts.transport ?? createHttpTransport({ keepAlive: true, maxSockets: 256 });
+    const events = new DaemonEmitter();
+    opts.onEvents?.(events);
+    const commands = {
+      runner: opts.commandRunner ?? createCommandRunner(),
+      hostEnv: inheritedEnv(env),
+      logs,
+    };
+    const metrics = new DaemonMetrics(() => clock.now());
+    const schedulerOn = (s: Store, leader?: SchedulerDeps['leader']): Scheduler =>
+      new Scheduler({
+        store: s,
+        ...(retentionDays > 0 ? { retentionMs: retentionDays * 86_400_000 } : {}),
+        clock,
+        transport,
+        events,
+        metrics,
+        secretsFor: (job) => secrets.get(job.key) ?? [],
+        // command jobs (SPEC §11): PATH HOME LANG TZ of the daemon and nothing else of it
+        commands,
+        envSecretsFor: (job) => envSecrets.get(job.key) ?? {},
+        guardFor: (job, runKey, signal) => globalLocks?.for(job, runKey, signal),
+        ...(leader ? { leader, plannedMarginMs: MAX_SKEW_MS } : {}),
+      });
+    const runner: Scheduler | Cluster = pg
+      ? new Cluster({
+          store: pg,
+          replicaId: opts.replicaId ?? `${hostIdentity()}:${process.pid}`,
+          leaseMs: (opts.leaseSeconds ?? 15) * 1000,
+          clock,
+          events,
+          metrics,
+          schedulerFor: (s, leader) => schedulerOn(s, leader),
+        })
+      : schedulerOn(store);
+    const scheduler: DaemonControl = runner;
+    let ready = false;
+    const hub = new EventHub(scheduler.events);
+    const app = createApi({
+      scheduler,
+      store,
+      token,
+      logs,
+      ready: () => ready,
+      hub,
+      extend: (a) => mountUi(a, opts.uiDir),
+    });
+    const server = await listen(app.fetch, host, port, opts.listen);
+    undo.unshift(() => new Promise<void>((r) => server.close(() => r())));
+    undo.unshift(async () => hub.close());
+    const resolved = resolveJobSecrets(loaded.manifests, env);
+    if (!resolved.ok) throw new ServeError(resolved.errors.join('\n'));
+    secrets = resolved.secrets;
+    envSecrets = resolved.envSecrets;
+    const problems = globalScopeProblems(loaded.manifests);
+    if (problems.length > 0) throw new ServeError(problems.join('\n'));
+    if (needsGlobalLocks(loaded.manifests)) {
+      globalLocks = await openGlobalLocks(opts.lockBackend ?? env['CRONIX_REDIS_URL'], env, clock);
+      undo.unshift(() => globalLocks!.close());
+    }
+    await runner.start(loaded.manifests);
+    ready = true;
+    const address = server.address() as AddressInfo;
+    const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+    return {
+      url,
+      token,
+      scheduler,
+      store,
+      async reload() {
+        const next = await loadManifests(opts.manifests);
+        if (next.errors.length > 0) return { ok: false, errors: next.errors };
+        const nextSecrets = resolveJobSecrets(next.manifests, env);
+        const problems = [
+          ...(nextSecrets.ok ? [] : nextSecrets.errors),
+          ...globalScopeProblems(next.manifests),
+          ...(needsGlobalLocks(next.manifests) && !globalLocks
+            ? [
+                'a job now has concurrency_scope global, but this daemon started without a lock backend; restart it with --lock-backend or CRONIX_REDIS_URL',
+              ]
+            : []),
+        ];
+        if (!nextSecrets.ok || problems.length > 0)
+          return { ok: false, errors: problems.map((message) => ({ message })) };
+        secrets = nextSecrets.secrets;
+        envSecrets = nextSecrets.envSecrets;
+        await runner.reload(next.manifests);
+        return { ok: true, jobs: scheduler.jobs().size };
+      },
+      async stop(graceMs = 30_000) {
+        ready = false;
+        hub.close(); // open event streams would keep the server from closing
+        await closeServer(server);
+        await runner.stop(graceMs);
+        await globalLocks?.close();
+        await store.close();
+        await dirLock.release();
+      },
+    };
+  } catch (err) {
+    for (const step of undo) await step().catch(() => undefined);
+    throw err;
   }
-  const token = opts.noAuth ? null : loadToken(opts, dataDir);
+}
+
+/** Connects the global lock backend, or explains why it cannot. */
+async function openGlobalLocks(
+  url: string | undefined,
+  env: NodeJS.ProcessEnv,
+  clock: Clock,
+): Promise<GlobalLocks> {
+  if (!url)
+    throw new ServeError(
+      'a job has concurrency_scope global: give the Redis lock backend with --lock-backend redis://host:6379 or CRONIX_REDIS_URL',
+    );
+  const prefix = env['CRONIX_REDIS_PREFIX'] ?? 'cronix:';
+  const { RedisBackend } = await import('../locks/redis.js');
+  const locks = new GlobalLocks(() => RedisBackend.connect(url, { prefix }), clock, {
+    pid: process.pid,
+    host: hostIdentity(),
+  });
+  try {
+    await locks.open();
+  } catch (err) {
+    throw new ServeError(`lock backend: ${(err as Error).message}`);
+  }
+  return locks;
+}
+
+/**
+ * Opens and migrates the PostgreSQL store. An unreachable server is retried
+ * with backoff (1 s … 30 s), each failure told to `onWaiting`; a schema from a
+ * newer cronix, a missing privilege or a bad URL stops start-up.
+ */
+async function openPgStore(url: string, opts: ServeOptions): Promise<PostgresStore> {
+  const { PostgresStore } = await import('../daemon/store/postgres.js');
+  const { PgStoreError } = await import('../daemon/store/pg/connect.js');
+  let store: PostgresStore;
+  try {
+    store = PostgresStore.open(url, {
+      onIdleError: (m) => opts.onWaiting?.(`idle connection dropped: ${m}`),
+    });
+  } catch (err) {
+    throw new ServeError((err as Error).message);
+  }
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await store.migrate();
+      return store;
+    } catch (err) {
+      const message = (err as Error).message;
+      const transient =
+        err instanceof PgStoreError &&
+        /refused|not found|timed out|reset|shutting down|starting up|terminat/.test(message);
+      if (!transient) {
+        await store.close();
+        throw new ServeError(message);
+      }
+      const delay = Math.min(30_000, 1000 * 2 ** (attempt - 1));
+      opts.onWaiting?.(`${message}; retrying in ${delay / 1000} s`);
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}
+
+async function openStoreOrExplain(opts: ServeOptions, dataDir: string): Promise<Store> {
   const openStore =
     opts.openStore ??
     (async (dir: string) => {
       const { openSqliteStore } = await import('../daemon/store/sqlite.js');
       return openSqliteStore(join(dir, 'ledger.sqlite'));
     });
-  const store = await openStore(dataDir);
-  const env = opts.env ?? process.env;
-  const secretCache = new Map<string, string[]>();
-  const retentionDays = opts.retentionDays ?? 30;
-  const scheduler = new Scheduler({
-    store,
-    ...(retentionDays > 0 ? { retentionMs: retentionDays * 86_400_000 } : {}),
-    clock: opts.clock ?? systemClock,
-    transport: opts.transport ?? createHttpTransport({ keepAlive: true, maxSockets: 256 }),
-    secretsFor: (job) => {
-      const refs = job.job.auth.secret_refs;
-      const cacheKey = refs.join('\n');
-      let secrets = secretCache.get(cacheKey);
-      if (!secrets) {
-        secrets = resolveSecretRefs(refs, { env }).secrets;
-        secretCache.set(cacheKey, secrets);
-      }
-      return secrets;
-    },
+  try {
+    return await openStore(dataDir);
+  } catch (err) {
+    throw new ServeError(`cannot open the ledger in ${dataDir}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Stops accepting connections and closes the idle ones at once; a browser's
+ * keep-alive connections (the web UI) would otherwise hold the close for as long
+ * as they stay open. Requests still in flight get a second to finish.
+ */
+function closeServer(server: ServerType): Promise<void> {
+  return new Promise<void>((resolveClose) => {
+    const http = server as HttpServer;
+    // connections become idle as their last response ends (an event stream just closed)
+    const idle = setInterval(() => http.closeIdleConnections?.(), 50);
+    const cut = setTimeout(() => http.closeAllConnections?.(), 1_000);
+    server.close(() => {
+      clearInterval(idle);
+      clearTimeout(cut);
+      resolveClose();
+    });
+    http.closeIdleConnections?.();
   });
-  await scheduler.start(loaded.manifests);
-  const app = createApi({ scheduler, store, token });
-  const server: ServerType = await new Promise((resolveServer, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: host, port }, () => resolveServer(s));
+}
+
+function listen(
+  fetch: (request: Request) => Response | Promise<Response>,
+  host: string,
+  port: number,
+  listenText: string,
+): Promise<ServerType> {
+  return new Promise((resolveServer, reject) => {
+    const s = serve({ fetch, hostname: host, port }, () => resolveServer(s));
     s.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new ServeError(`cannot listen on ${opts.listen}: ${err.code ?? err.message}`)),
+      reject(new ServeError(`listen ${listenText}: ${listenProblem(err)}`)),
     );
   });
-  const address = server.address() as AddressInfo;
-  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
-  return {
-    url,
-    token,
-    scheduler,
-    store,
-    async reload() {
-      const next = await loadManifests(opts.manifests);
-      if (next.errors.length > 0) return { ok: false, errors: next.errors };
-      secretCache.clear();
-      await scheduler.reload(next.manifests);
-      return { ok: true, jobs: scheduler.jobs().size };
-    },
-    async stop(graceMs = 30_000) {
-      await new Promise<void>((r) => server.close(() => r()));
-      await scheduler.stop(graceMs);
-      await store.close();
-    },
-  };
 }

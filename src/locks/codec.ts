@@ -4,6 +4,7 @@
  * the `holder:<key>` value for Redis). Both backends use the same JSON so an
  * operator reads one format: `{"pid":123,"host":"web-1","acquired_at":"…Z"}`.
  */
+import { echo } from '../contract/echo.js';
 import { type Holder, LockConfigError } from './types.js';
 
 /** Longest accepted lock key; leaves room for `.holder.<tmp>` in a 255-byte file name. */
@@ -24,7 +25,7 @@ export function validateLockKey(key: string): void {
   else if (key.includes('..')) problem = 'contains ".."';
   if (problem !== undefined) {
     throw new LockConfigError(
-      `lock key ${JSON.stringify(key)} ${problem}; lock keys are "<app>.<job>" names`,
+      `lock key ${echo(key)} ${problem}; lock keys are "<app>.<job>" names`,
     );
   }
 }

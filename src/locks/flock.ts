@@ -8,18 +8,11 @@
  * Lock files are never deleted: unlinking a lock file lets a second process
  * lock a fresh inode while a first still holds the old one.
  */
-import {
-  closeSync,
-  constants,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  statSync,
-  unlinkSync,
-} from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { flockSync } from 'fs-ext';
 import { writeFileAtomic } from '../io/atomic.js';
+import { ensureDirSync } from '../io/dirs.js';
 import { decodeHolder, encodeHolder, validateLockKey } from './codec.js';
 import {
   type AcquireOptions,
@@ -77,45 +70,6 @@ function fsError(dir: string, op: string, target: string, err: unknown): Error {
   return new LockUnavailableError(`lock dir ${dir}: ${op} ${target} failed (${code})`, {
     cause: err,
   });
-}
-
-/**
- * Creates `dir` and its missing parents with mode 0755. Hand-rolled because
- * Node 20's `mkdirSync(…, { recursive: true })` loops forever when mkdir(2)
- * answers ENOENT under an existing parent (e.g. `/proc/x`).
- */
-function ensureDir(dir: string, depth = 0): void {
-  try {
-    if (statSync(dir).isDirectory()) return;
-  } catch {
-    // Missing (or unreadable): try to create it below.
-  }
-  try {
-    mkdirSync(dir, { mode: 0o755 });
-    return;
-  } catch (err) {
-    const code = errnoCode(err);
-    if (code === 'EEXIST') {
-      if (isDirectory(dir)) return; // created concurrently
-      throw Object.assign(new Error(`${dir} is not a directory`), { code: 'ENOTDIR', path: dir });
-    }
-    const parent = path.dirname(dir);
-    if (code !== 'ENOENT' || parent === dir || depth >= 64) throw err;
-    ensureDir(parent, depth + 1);
-  }
-  try {
-    mkdirSync(dir, { mode: 0o755 });
-  } catch (err) {
-    if (!(errnoCode(err) === 'EEXIST' && isDirectory(dir))) throw err;
-  }
-}
-
-function isDirectory(dir: string): boolean {
-  try {
-    return statSync(dir).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 function readHolderFile(file: string): Holder | null {
@@ -226,7 +180,7 @@ export class FlockBackend implements LockBackend {
     const lockFile = this.lockFile(key);
     const holderFile = this.holderFile(key);
     try {
-      ensureDir(this.dir);
+      ensureDirSync(this.dir);
     } catch (err) {
       throw fsError(this.dir, 'mkdir', errnoPath(err) ?? this.dir, err);
     }

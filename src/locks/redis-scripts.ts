@@ -9,10 +9,28 @@ import type { Redis } from 'ioredis';
 /**
  * Take the lock if free. KEYS: lock, fence, holder. ARGV: token, ttl ms,
  * holder JSON. Returns `{1, fencingToken}` or `{0, holderJson|''}`.
+ *
+ * The fencing token is `max(previous + 1, server clock in microseconds)`:
+ * strictly increasing while the fence key lives and, because it tracks the
+ * clock, still greater than every earlier token after the key was lost (a
+ * restart without persistence, FLUSHALL, a failover to a replica that missed
+ * writes), where a plain INCR would start again at 1. It cannot run ahead of
+ * the clock, since one Redis cannot take a lock more than once per
+ * microsecond; so a token after a loss beats every earlier one as long as the
+ * server clock did not step back across the loss (see docs/locks.md). TIME is
+ * the Redis server's clock, the one that also expires the locks. Tokens stay
+ * below 2^53 (exact in JavaScript and Lua) until the year 2255.
+ * `replicate_commands` (first, before any write) lets Redis < 5 write after
+ * reading TIME; since Redis 5 it is a no-op.
  */
 export const ACQUIRE_LUA = `
+if redis.replicate_commands then redis.replicate_commands() end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  local fence = redis.call('INCR', KEYS[2])
+  local time = redis.call('TIME')
+  local now_us = tonumber(time[1]) * 1000000 + tonumber(time[2])
+  local fence = (tonumber(redis.call('GET', KEYS[2]) or '') or 0) + 1
+  if fence < now_us then fence = now_us end
+  redis.call('SET', KEYS[2], string.format('%d', fence))
   redis.call('SET', KEYS[3], ARGV[3], 'PX', ARGV[2])
   return {1, fence}
 end

@@ -4,6 +4,7 @@
  * URL shows it through {@link redactRedisUrl}, so a password never reaches a
  * log line.
  */
+import { echo } from '../contract/echo.js';
 import { LockConfigError } from './types.js';
 
 /** Where and how to connect, parsed from a Redis URL. */
@@ -54,7 +55,7 @@ function decode(part: string): string {
 
 function fail(url: string, problem: string): never {
   throw new LockConfigError(
-    `redis URL ${JSON.stringify(redactRedisUrl(url))} ${problem}; expected redis[s]://[[user]:password@]host[:port][/db]`,
+    `redis URL ${echo(redactRedisUrl(url))} ${problem}; expected redis[s]://[[user]:password@]host[:port][/db]`,
   );
 }
 

@@ -3,8 +3,9 @@
  * `cronix:`):
  *
  * - `<prefix>lock:<key>`: random 128-bit token of the holder, `SET NX PX ttl`;
- * - `<prefix>fence:<key>`: `INCR`ed on every acquisition; the lease's fencing
- *   token, strictly increasing, never expires;
+ * - `<prefix>fence:<key>`: the last fencing token, raised on every acquisition
+ *   to `max(previous + 1, server clock in µs)`, so tokens keep increasing even
+ *   across a loss of Redis data; never expires;
  * - `<prefix>holder:<key>`: holder JSON, same TTL as the lock;
  * - `<prefix>done:<run key>`, `<prefix>last-success:<key>`: duplicate
  *   suppression (§5.8).
@@ -144,6 +145,26 @@ function connectFailure(endpoint: string, err: unknown): Error {
 }
 
 /**
+ * Switches the connection to logical database `db`, or fails: a database the
+ * server does not have is a LockConfigError (exit 3), never a silent db 0.
+ */
+async function selectDb(link: Link, db: number): Promise<void> {
+  try {
+    await call(link, `select db ${db}`, () => link.redis.select(db));
+  } catch (err) {
+    link.redis.disconnect();
+    if (err instanceof LockConfigError && /ERR DB index/.test(err.message)) {
+      throw new LockConfigError(
+        `redis at ${link.endpoint} has no database ${db} (ERR DB index is out of range): ` +
+          `check the /db part of the redis URL (--lock-backend or CRONIX_REDIS_URL)`,
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+}
+
+/**
  * Global-scope {@link LockBackend} on one Redis server (standalone; not
  * Cluster). Create it with {@link RedisBackend.connect}; one connection per
  * backend, closed by {@link RedisBackend.close}.
@@ -166,6 +187,15 @@ export class RedisBackend implements LockBackend {
   }
 
   /**
+   * Whether the connection is up. It never reconnects by itself (a shim lives
+   * for one fire); a long-lived user such as the daemon opens a new backend
+   * when this turns false.
+   */
+  get connected(): boolean {
+    return this.#link.redis.status === 'ready';
+  }
+
+  /**
    * Connects to the Redis at `url`, failing fast and closed: no offline queue,
    * no reconnection, no per-request retry.
    * @throws {LockConfigError} for a malformed URL (message redacted) or
@@ -180,7 +210,8 @@ export class RedisBackend implements LockBackend {
     const redis = new Redis({
       host: target.host,
       port: target.port,
-      db: target.db,
+      // no `db` here: ioredis sends that SELECT behind our back and, when the server
+      // refuses it, only emits an error event and goes on in db 0. We SELECT below.
       username: target.username,
       password: target.password,
       tls: target.tls ? (isIP(target.host) ? {} : { servername: target.host }) : undefined,
@@ -214,6 +245,7 @@ export class RedisBackend implements LockBackend {
     } finally {
       clearTimeout(timer);
     }
+    if (target.db !== 0) await selectDb(link, target.db);
     return new RedisBackend(link, options.prefix ?? DEFAULT_REDIS_PREFIX);
   }
 
@@ -222,7 +254,7 @@ export class RedisBackend implements LockBackend {
   }
 
   /**
-   * Tries once to take `key` for `ttlMs` (one Lua script: SET NX PX, INCR the
+   * Tries once to take `key` for `ttlMs` (one Lua script: SET NX PX, raise the
    * fence, store the holder). The lease carries the new fencing token.
    * @throws {LockUnavailableError} when Redis cannot be reached.
    * @throws {LockConfigError} for an invalid key or `ttlMs`.

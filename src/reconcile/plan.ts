@@ -92,8 +92,9 @@ export function plan(
   const wanted = new Set<string>();
   for (const entry of [...desired].sort(compareEntries)) {
     wanted.add(entry.id);
+    // a command job signs nothing (SPEC §11): it needs no refs
     const reason =
-      entry.secretRefs.length === 0
+      entry.secretRefs.length === 0 && entry.spec.command === undefined
         ? `job ${entry.job} has no auth.secret_refs and no --secret-ref was given, so the shim could not sign its requests; add auth.secret_refs to the job or pass --secret-ref`
         : backend.refuse(entry);
     if (reason !== null) result.refusals.push({ id: entry.id, reason });

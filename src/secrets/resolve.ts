@@ -4,7 +4,7 @@
  * outside the pure contract. Reasons for unresolved refs name the ref and the
  * cause, never a secret value or file contents.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 
 /** Where a secret ref points. */
 export type SecretRefKind = 'env' | 'file' | 'raw';
@@ -25,6 +25,8 @@ export interface UnresolvedSecretRef {
 /** Outcome of {@link resolveSecretRefs}: values in ref order, plus what failed. */
 export interface ResolvedSecrets {
   secrets: string[];
+  /** The ref each entry of `secrets` came from (same order). */
+  resolvedRefs: string[];
   unresolved: UnresolvedSecretRef[];
 }
 
@@ -98,9 +100,24 @@ function resolveOne(ref: SecretRef, deps: SecretResolverDeps): One {
   }
 }
 
+/**
+ * Reads a secret file: only a regular file or a symlink to one (a directory
+ * fails with EISDIR as before). Opening a FIFO would block, and a character
+ * device may never end; a one-shot process must not hang on its secret.
+ */
+function readRegularFile(path: string): Buffer {
+  const stat = statSync(path);
+  if (!stat.isFile() && !stat.isDirectory()) {
+    throw Object.assign(new Error(`${path} is not a regular file`), {
+      code: 'not a regular file',
+    });
+  }
+  return readFileSync(path);
+}
+
 const defaultDeps: SecretResolverDeps = {
   env: process.env,
-  readFile: (path) => readFileSync(path),
+  readFile: readRegularFile,
 };
 
 /**
@@ -115,13 +132,44 @@ export function resolveSecretRefs(
 ): ResolvedSecrets {
   const world: SecretResolverDeps = { ...defaultDeps, ...deps };
   const secrets: string[] = [];
+  const resolvedRefs: string[] = [];
   const unresolved: UnresolvedSecretRef[] = [];
   for (const ref of refs) {
     const result = resolveOne(parseSecretRef(ref), world);
-    if (result.ok) secrets.push(result.secret);
-    else unresolved.push({ ref, reason: result.reason });
+    if (result.ok) {
+      secrets.push(result.secret);
+      resolvedRefs.push(ref);
+    } else unresolved.push({ ref, reason: result.reason });
   }
-  return { secrets, unresolved };
+  return { secrets, resolvedRefs, unresolved };
+}
+
+/**
+ * Shortest secret accepted, in UTF-8 bytes. An HMAC-SHA256 key this short is a
+ * misconfiguration (guessable), and redacting a very short value from logs
+ * would rewrite unrelated text, so such a secret is refused, not used.
+ */
+export const MIN_SECRET_BYTES = 16;
+
+/**
+ * Checks every resolved secret against {@link MIN_SECRET_BYTES}. Returns null
+ * when all are long enough, else one message naming each short ref (as
+ * {@link refForDisplay} shows it) and its length — never the value. The
+ * trigger shim exits 3 with it; `cronix serve` should refuse to start with it.
+ */
+export function shortSecretsError(resolved: ResolvedSecrets): string | null {
+  const short: string[] = [];
+  resolved.secrets.forEach((secret, i) => {
+    const bytes = Buffer.byteLength(secret, 'utf8');
+    if (bytes < MIN_SECRET_BYTES) {
+      short.push(`${refForDisplay(resolved.resolvedRefs[i] ?? '?')} resolves to ${bytes} bytes`);
+    }
+  });
+  if (short.length === 0) return null;
+  return (
+    `secret too short: ${short.join('; ')}; an HMAC signing secret needs at least ` +
+    `${MIN_SECRET_BYTES} bytes (generate one with "openssl rand -hex 32")`
+  );
 }
 
 /**

@@ -1,21 +1,31 @@
 /**
  * The job spec file `cronix apply` writes for the shim (SPEC §5.1):
- * `{"app", "schedule_index", "secret_refs", "job"}` with `job` in canonical
- * form. Read on every fire, so it is checked by a light structural guard
- * instead of the full manifest parser (whose TypeBox schema costs ~100 ms to
- * load); only when the guard fails is the full parser loaded, for precise
- * error paths.
+ * `{"app", "schedule_index", "secret_refs", "job"}`, `job` in canonical form,
+ * unknown top-level keys ignored.
+ *
+ * `job` (with `app`) is validated by the manifest contract itself, so a spec
+ * accepts exactly what a manifest accepts and is normalized the same way. On
+ * every fire the check runs without TypeBox (`acceptManifest`: the schema
+ * compiled ahead of time plus the semantic rules; TypeBox's compiler would
+ * cost ~100 ms of start-up). Only a broken spec loads the full parser, to
+ * report every problem with the manifest's own messages, its paths rebased
+ * from `jobs/0/…` to `job/…`. `secret_refs` follows the rules of
+ * `auth.secret_refs`, reported at `secret_refs/…`.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Job } from '../contract/manifest/types.js';
-import { checkTimeZone, parseSchedule, type Schedule } from '../contract/schedule/index.js';
+import { cut, echo } from '../contract/echo.js';
+import { SECRET_REF_PATTERN } from '../contract/manifest/defaults.js';
+import { acceptManifest } from '../contract/manifest/quick.js';
+import type { Job, ManifestError } from '../contract/manifest/types.js';
+import { parseSchedule, type Schedule } from '../contract/schedule/index.js';
 
 /** A loaded, checked spec. */
 export interface JobSpec {
   app: string;
   scheduleIndex: number;
   secretRefs: string[];
+  /** The job, normalized (canonical form). */
   job: Job;
   /** The parsed schedule at `scheduleIndex`. */
   schedule: Schedule;
@@ -28,157 +38,142 @@ export class SpecError extends Error {
   override name = 'SpecError';
 }
 
-const NAME = /^[a-z][a-z0-9-]{0,62}$/;
+/** Problems listed in one message; the rest are counted. */
+const MAX_LISTED = 5;
+/** Placeholder job that carries the spec's `secret_refs` through the manifest rules. */
+const REFS_PROBE_JOB = { name: 'probe', schedule: '@daily', request: { url: 'http://probe/' } };
+const SECRET_REF = new RegExp(SECRET_REF_PATTERN);
+
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
-const isInt = (v: unknown, min: number, max: number): boolean =>
-  Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
-
-/** Structural problems of a spec's job, as `path: message` strings (empty = fine). */
-function lightCheck(raw: Record<string, unknown>): string[] {
-  const problems: string[] = [];
-  const need = (ok: boolean, path: string, what: string): void => {
-    if (!ok) problems.push(`${path}: expected ${what}`);
-  };
-  need(typeof raw['app'] === 'string' && NAME.test(raw['app']), 'app', 'an app name');
-  need(isInt(raw['schedule_index'] ?? 0, 0, 63), 'schedule_index', 'an integer 0..63');
-  const refs = raw['secret_refs'] ?? [];
-  need(
-    Array.isArray(refs) && refs.every((r) => typeof r === 'string'),
-    'secret_refs',
-    'an array of secret refs',
-  );
-  const job = raw['job'];
-  if (!isObject(job)) return [...problems, 'job: expected the job object'];
-  need(typeof job['name'] === 'string' && NAME.test(job['name']), 'job/name', 'a job name');
-  const schedules = job['schedules'];
-  need(
-    Array.isArray(schedules) &&
-      schedules.length > 0 &&
-      schedules.every((s) => typeof s === 'string'),
-    'job/schedules',
-    'a non-empty array of schedules',
-  );
-  need(
-    typeof job['timezone'] === 'string' && checkTimeZone(job['timezone']) === null,
-    'job/timezone',
-    'an IANA time zone',
-  );
-  const req = job['request'];
-  if (!isObject(req)) problems.push('job/request: expected an object');
-  else {
-    need(
-      ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(req['method'] as string),
-      'job/request/method',
-      'an HTTP method',
-    );
-    need(
-      typeof req['url'] === 'string' && /^https?:\/\/[^/]/.test(req['url']),
-      'job/request/url',
-      'an http(s) URL',
-    );
-    need(
-      isObject(req['headers']) && Object.values(req['headers']).every((v) => typeof v === 'string'),
-      'job/request/headers',
-      'a string map',
-    );
-    need(typeof req['body'] === 'string', 'job/request/body', 'a string');
-  }
-  const policy = job['policy'];
-  if (!isObject(policy)) problems.push('job/policy: expected an object');
-  else {
-    need(
-      ['Allow', 'Forbid', 'Replace', 'Enqueue'].includes(policy['concurrency'] as string),
-      'job/policy/concurrency',
-      'Allow, Forbid or Replace',
-    );
-    need(
-      ['host', 'global'].includes(policy['concurrency_scope'] as string),
-      'job/policy/concurrency_scope',
-      'host or global',
-    );
-    need(
-      isInt(policy['timeout_seconds'], 1, 600),
-      'job/policy/timeout_seconds',
-      'an integer 1..600',
-    );
-    const r = policy['retries'];
-    need(
-      isObject(r) &&
-        isInt(r['max_attempts'], 1, 10) &&
-        isInt(r['min_seconds'], 0, 1e9) &&
-        isInt(r['max_seconds'], 1, 1e9),
-      'job/policy/retries',
-      'max_attempts 1..10, min_seconds ≥ 0, max_seconds ≥ 1',
-    );
-  }
-  return problems;
-}
 
 /** The spec file path of `<app>.<job>` in `dir`. */
 export function specPath(dir: string, target: string): string {
   return join(dir, `${target}.json`);
 }
 
-/**
- * Loads and checks `<dir>/<app>.<job>.json`.
- * @throws {SpecError} with a one-line message for a missing, unreadable or corrupt spec.
- */
-export async function loadSpec(dir: string, target: string): Promise<JobSpec> {
-  const path = specPath(dir, target);
-  let text: string;
+function readSpecText(path: string, target: string): string {
   try {
-    text = readFileSync(path, 'utf8');
+    // a FIFO would block the read forever: only a regular file (or a link to one) is read
+    if (!statSync(path).isFile())
+      throw new SpecError(`spec file ${echo(path)} is not a regular file`);
+    return readFileSync(path, 'utf8');
   } catch (err) {
+    if (err instanceof SpecError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') {
       throw new SpecError(
-        `no spec file ${path} for job ${target}: run "cronix apply", or pass --spec-dir / set CRONIX_JOB_SPEC_DIR`,
+        `no spec file ${echo(path)} for job ${target}: run "cronix apply", or pass --spec-dir / set CRONIX_JOB_SPEC_DIR`,
       );
     }
-    throw new SpecError(`cannot read spec file ${path}: ${code ?? String(err)}`);
+    throw new SpecError(`cannot read spec file ${echo(path)}: ${code ?? cut(String(err))}`);
   }
+}
+
+/** `secret_refs` as `auth.secret_refs` accepts it (absent = none), or null. */
+function quickRefs(refs: unknown): string[] | null {
+  if (refs === undefined) return [];
+  if (!Array.isArray(refs) || refs.length > 8) return null;
+  return refs.every((r) => typeof r === 'string' && SECRET_REF.test(r)) ? (refs as string[]) : null;
+}
+
+/** `schedule_index` problem, if any (absent = 0). */
+function indexProblem(index: unknown, job: Job | null): ManifestError | null {
+  if (index === undefined) return null;
+  if (!Number.isInteger(index) || (index as number) < 0 || (index as number) > 63) {
+    const found = typeof index === 'string' ? echo(index) : cut(JSON.stringify(index) ?? 'nothing');
+    return { path: 'schedule_index', message: `expected an integer 0..63, found ${found}` };
+  }
+  if (job !== null && (index as number) >= job.schedules.length) {
+    return {
+      path: 'schedule_index',
+      message: `expected an index into job/schedules (${job.schedules.length} entries), found ${index as number}`,
+    };
+  }
+  return null;
+}
+
+/** Cold path: the full manifest parser names every problem (loads TypeBox). */
+async function explain(raw: Record<string, unknown>, jobOk: boolean, refsOk: boolean) {
+  const { parseManifest } = await import('../contract/manifest/parse.js');
+  const problems: ManifestError[] = [];
+  if (!jobOk) {
+    const r = parseManifest({ version: 1, app: raw['app'], jobs: [raw['job']] });
+    if (!r.ok) {
+      for (const e of r.errors) {
+        if (e.path === 'jobs/0' && raw['job'] === undefined) {
+          problems.push({ path: 'job', message: 'required field is missing (expected an object)' });
+        } else
+          problems.push({ path: e.path.replace(/^jobs\/0(?=\/|$)/, 'job'), message: e.message });
+      }
+    }
+  }
+  if (!refsOk) {
+    const probe = { ...REFS_PROBE_JOB, auth: { secret_refs: raw['secret_refs'] } };
+    const r = parseManifest({ version: 1, app: 'probe', jobs: [probe] });
+    if (!r.ok) {
+      for (const e of r.errors) {
+        problems.push({ path: e.path.replace(/^jobs\/0\/auth\//, ''), message: e.message });
+      }
+    }
+  }
+  return problems;
+}
+
+function describeProblems(path: string, problems: readonly ManifestError[]): string {
+  const listed = problems
+    .slice(0, MAX_LISTED)
+    .map((p) => `${cut(p.path) || '(root)'}: ${p.message}`);
+  const more = problems.length > MAX_LISTED ? `; and ${problems.length - MAX_LISTED} more` : '';
+  return `spec file ${echo(path)} is invalid: ${listed.join('; ')}${more}`;
+}
+
+/**
+ * Loads and checks `<dir>/<app>.<job>.json`.
+ * @throws {SpecError} with a one-line message for a missing, unreadable,
+ *   corrupt or invalid spec, naming each problem's path (`job/policy/…`).
+ */
+export async function loadSpec(dir: string, target: string): Promise<JobSpec> {
+  const path = specPath(dir, target);
+  const text = readSpecText(path, target);
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    throw new SpecError(`spec file ${path} is not valid JSON: ${(err as Error).message}`);
-  }
-  if (!isObject(raw)) throw new SpecError(`spec file ${path} must hold a JSON object`);
-  const problems = lightCheck(raw);
-  if (problems.length > 0) {
-    // cold path: the full parser names every problem precisely
-    const { parseManifest } = await import('../contract/manifest/parse.js');
-    const full = parseManifest({ version: 1, app: raw['app'], jobs: [raw['job']] });
-    const detail = full.ok
-      ? problems
-      : full.errors.map((e) => `${e.path.replace(/^jobs\/0/, 'job')}: ${e.message}`);
-    throw new SpecError(`spec file ${path} is invalid: ${detail.slice(0, 5).join('; ')}`);
-  }
-  const job = raw['job'] as unknown as Job;
-  const scheduleIndex = (raw['schedule_index'] as number | undefined) ?? 0;
-  const source = job.schedules[scheduleIndex];
-  if (source === undefined) {
     throw new SpecError(
-      `spec file ${path}: schedule_index ${scheduleIndex} but the job has ${job.schedules.length} schedule(s)`,
+      `spec file ${echo(path)} is not valid JSON: ${cut((err as Error).message)}`,
     );
   }
+  if (!isObject(raw)) throw new SpecError(`spec file ${echo(path)} must hold a JSON object`);
+  const manifest = isObject(raw['job'])
+    ? acceptManifest({ version: 1, app: raw['app'], jobs: [raw['job']] })
+    : null;
+  const job = manifest?.jobs[0] ?? null;
+  const refs = quickRefs(raw['secret_refs']);
+  const index = indexProblem(raw['schedule_index'], job);
+  if (manifest === null || job === null || refs === null || index !== null) {
+    const problems = await explain(raw, job !== null, refs !== null);
+    if (index !== null) problems.push(index);
+    if (problems.length === 0) problems.push({ path: 'job', message: 'is not a valid job' });
+    throw new SpecError(describeProblems(path, problems));
+  }
+  if (`${manifest.app}.${job.name}` !== target) {
+    throw new SpecError(
+      `spec file ${echo(path)} describes ${manifest.app}.${job.name}, not ${target}`,
+    );
+  }
+  const scheduleIndex = (raw['schedule_index'] as number | undefined) ?? 0;
   const schedules: Schedule[] = [];
-  for (const [k, text] of job.schedules.entries()) {
-    const parsed = parseSchedule(text);
-    if (!parsed.ok) throw new SpecError(`spec file ${path}: job/schedules/${k}: ${parsed.error}`);
+  for (const [k, source] of job.schedules.entries()) {
+    const parsed = parseSchedule(source); // already valid: the manifest rules parsed it
+    if (!parsed.ok)
+      throw new SpecError(`spec file ${echo(path)}: job/schedules/${k}: ${parsed.error}`);
     schedules.push(parsed.schedule);
   }
-  if (`${raw['app'] as string}.${job.name}` !== target) {
-    throw new SpecError(
-      `spec file ${path} describes ${raw['app'] as string}.${job.name}, not ${target}`,
-    );
-  }
-  const refs = (raw['secret_refs'] as string[] | undefined) ?? [];
   return {
-    app: raw['app'] as string,
+    app: manifest.app,
     scheduleIndex,
-    secretRefs: refs.length > 0 ? refs : (job.auth?.secret_refs ?? []),
+    secretRefs: refs.length > 0 ? refs : job.auth.secret_refs,
     job,
     schedule: schedules[scheduleIndex] as Schedule,
     schedules,

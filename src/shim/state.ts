@@ -5,9 +5,10 @@
  * corrupt anything), pruned to the newest 1000.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../io/atomic.js';
+import { ensureDirSync } from '../io/dirs.js';
 
 /**
  * Where a job's succeeded run keys and last success live: this host's state
@@ -38,7 +39,7 @@ export class HostState implements RunRecords {
    */
   ensure(): void {
     try {
-      mkdirSync(this.markers, { recursive: true, mode: 0o755 });
+      ensureDirSync(this.markers);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? String(err);
       throw new Error(

@@ -1,29 +1,36 @@
 /**
- * `cronix trigger <app>.<job>` (SPEC §5): load the spec, resolve secrets,
+ * `cronix trigger <app>.<job>` (SPEC §5, §11): load the spec, resolve secrets
+ * (the signing secrets of an HTTP job; a command job's `env_from_secrets`),
  * compute the fire time and run key, then run the shared per-fire engine
- * under the lock, record the outcome and return the exit code.
+ * under the lock. A success is recorded through the engine's `record` hook,
+ * before the lock is released (SPEC §9 item 4), so the next holder's
+ * duplicate check sees it. Returns the exit code.
  */
 import { jobChangeHash } from '../contract/manifest/change-hash.js';
+import { attemptStopSeconds } from '../contract/manifest/effective.js';
 import {
   exitCodeFor,
   lockTtlMs,
-  parseInstant,
+  rfc3339Utc,
   runKey as makeRunKey,
   SHIM_EXIT,
   type FireOutcome,
 } from '../contract/run.js';
-import { previousFire } from '../contract/schedule/index.js';
-import { runFire, type FireResult } from '../fire/engine.js';
+import { runFire, type CommandDeps, type FireResult } from '../fire/engine.js';
 import { uuidv7 } from '../fire/ids.js';
-import type { Clock, Transport } from '../fire/types.js';
-import { LockConfigError, LockUnavailableError, type LockBackend } from '../locks/types.js';
-import { resolveSecretRefs } from '../secrets/resolve.js';
-import { createGuard } from './guard.js';
+import type { Clock, CommandRunner, Transport } from '../fire/types.js';
+import { LockUnavailableError, type LockBackend } from '../locks/types.js';
+import { resolveEnvSecrets } from '../secrets/env-secrets.js';
+import { resolveSecretRefs, shortSecretsError } from '../secrets/resolve.js';
+import { commandDeps } from './command.js';
+import { chooseFireTime } from './fire-time.js';
+import { createGuard } from '../locks/guard.js';
 import type { ShimLogger } from './log.js';
 import { logFireEvent } from './log.js';
 import { writeTextfile } from './metrics.js';
-import { loadSpec, SpecError } from './spec.js';
-import { HostState, type RunRecords } from './state.js';
+import { openScope } from './scope.js';
+import { loadSpec, SpecError, type JobSpec } from './spec.js';
+import { HostState } from './state.js';
 
 /** Resolved settings of one invocation (flags, then environment, then defaults). */
 export interface TriggerSettings {
@@ -34,7 +41,8 @@ export interface TriggerSettings {
   /** `redis://…` for global scope. */
   redisUrl: string | undefined;
   redisPrefix: string;
-  fireTime: string | undefined;
+  /** `--fire-time`, epoch ms, already range-checked. */
+  fireTimeMs: number | undefined;
   contendedExit: 4 | 75;
   metricsDir: string | undefined;
   hostId: string;
@@ -45,8 +53,13 @@ export interface TriggerDeps {
   env: NodeJS.ProcessEnv;
   clock: Clock;
   transport?: Transport;
+  /** Runs command jobs (default: the real runner, loaded only for a command job). */
+  commandRunner?: CommandRunner;
   logger: ShimLogger;
+  /** Stops the fire (SIGTERM, or the process deadline). */
   signal?: AbortSignal;
+  /** Told the job's policy once the spec is loaded, to set the process deadline. */
+  onJob?: (spec: JobSpec) => void;
 }
 
 /** A failure before the engine runs: logged as one terminal line. */
@@ -59,32 +72,60 @@ class Early extends Error {
   }
 }
 
-/** The lock backend of a scope and where its run records live (lazily imported: Redis costs start-up time). */
-async function openScope(
-  scope: 'host' | 'global',
-  s: TriggerSettings,
-  state: HostState,
-): Promise<{ backend: LockBackend; records: RunRecords }> {
-  if (scope === 'host') {
-    const { FlockBackend } = await import('../locks/flock.js');
-    return { backend: new FlockBackend(s.lockDir), records: state };
-  }
-  if (!s.redisUrl) {
+/**
+ * Loads the spec and the secrets: an HTTP job's signing secrets, or a command job's
+ * `env_from_secrets` (a command job signs nothing, so SPEC §5 step 2 does not apply to it).
+ * Throws {@link Early} for a bad spec or secret.
+ */
+async function prepare(s: TriggerSettings, deps: TriggerDeps) {
+  const spec = await loadSpec(s.specDir, s.target).catch((err: unknown) => {
+    throw err instanceof SpecError ? new Early('internal-error', err.message) : err;
+  });
+  deps.logger.bind({ app: spec.app, job: spec.job.name });
+  deps.onJob?.(spec);
+  if (spec.job.policy.concurrency === 'Enqueue') {
     throw new Early(
       'internal-error',
-      'global scope needs a Redis lock backend: pass --lock-backend redis://host:6379 or set CRONIX_REDIS_URL',
+      'policy.concurrency "Enqueue" needs the daemon (cronix serve); the shim cannot queue fires',
     );
   }
-  const { RedisBackend } = await import('../locks/redis.js');
-  const redis = await RedisBackend.connect(s.redisUrl, { prefix: s.redisPrefix });
-  return {
-    backend: redis,
-    records: {
-      hasSucceeded: (runKey) => redis.hasSucceeded(runKey),
-      markSucceeded: (runKey, atMs) => redis.markSucceeded(runKey, atMs, s.target),
-      lastSuccess: () => redis.lastSuccess(s.target),
-    },
-  };
+  if (spec.job.command !== undefined) {
+    const env = resolveEnvSecrets(spec.job.command.env_from_secrets, { env: deps.env });
+    if (!env.ok) throw new Early('internal-error', env.problems.join('; '));
+    deps.logger.redactSecrets(Object.values(env.values));
+    return { spec, secrets: [] as string[], secretEnv: env.values };
+  }
+  const resolved = resolveSecretRefs(spec.secretRefs, { env: deps.env });
+  if (resolved.secrets.length === 0) {
+    const why = resolved.unresolved.map((u) => `${u.ref}: ${u.reason}`).join('; ');
+    throw new Early(
+      'internal-error',
+      `no secret resolved (${why || 'the job has no secret_refs'}); requests must be signed`,
+    );
+  }
+  const short = shortSecretsError(resolved);
+  if (short !== null) throw new Early('internal-error', short);
+  deps.logger.redactSecrets(resolved.secrets);
+  return { spec, secrets: resolved.secrets, secretEnv: {} };
+}
+
+/** Why a stopped fire stopped, for its `stopped` line. */
+function stopCause(signal: AbortSignal | undefined): () => string {
+  return () =>
+    signal?.reason === 'deadline'
+      ? 'the fire passed its deadline (its worst case plus lock allowances) and was stopped'
+      : 'fire stopped by a signal before it completed';
+}
+
+/** The terminal line for an error thrown outside the engine. */
+function failure(err: unknown): { outcome: FireOutcome; event: string; message: string } {
+  const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof Early) return { outcome: err.outcome, event: 'internal-error', message };
+  if (err instanceof LockUnavailableError) {
+    return { outcome: 'lock-unavailable', event: 'lock-unavailable', message };
+  }
+  // LockConfigError (bad Redis URL, unusable lock dir), SpecError and anything else: exit 3
+  return { outcome: 'internal-error', event: 'internal-error', message };
 }
 
 /** Runs one fire and returns the process exit code. */
@@ -94,94 +135,54 @@ export async function trigger(s: TriggerSettings, deps: TriggerDeps): Promise<nu
   const runId = uuidv7(started);
   logger.bind({ run_id: runId });
   let backend: LockBackend | null = null;
+  let transport: Transport | undefined;
+  let command: (CommandDeps & { end(): void }) | undefined;
   let outcome: FireOutcome = 'internal-error';
   let result: FireResult | undefined;
   let state: HostState | undefined;
-  let records: RunRecords | undefined;
   let lastSuccessMs: number | null = null;
   let app = s.target;
   let jobName = '';
   try {
-    const spec = await loadSpec(s.specDir, s.target).catch((err: unknown) => {
-      throw err instanceof SpecError ? new Early('internal-error', err.message) : err;
-    });
+    const { spec, secrets, secretEnv } = await prepare(s, deps);
     const { job } = spec;
     app = spec.app;
     jobName = job.name;
-    logger.bind({ app, job: job.name });
-    const concurrency = job.policy.concurrency;
-    if (concurrency === 'Enqueue') {
-      throw new Early(
-        'internal-error',
-        'policy.concurrency "Enqueue" needs the daemon (cronix serve); the shim cannot queue fires',
-      );
-    }
-    const secrets = resolveSecretRefs(spec.secretRefs, { env: deps.env });
-    if (secrets.secrets.length === 0) {
-      const why = secrets.unresolved.map((u) => `${u.ref}: ${u.reason}`).join('; ');
-      throw new Early(
-        'internal-error',
-        `no secret resolved (${why || 'the job has no secret_refs'}); requests must be signed`,
-      );
-    }
-    logger.redactSecrets(secrets.secrets);
-
-    // Every schedule of a job shares one spec file (one per <app>.<job>): the schedule that
-    // fired is the one whose instant this is (lowest index on ties); `schedule_index` is the
-    // fallback for a --fire-time that matches none.
-    let fireTimeMs: number | null = null;
-    let scheduleIndex = spec.scheduleIndex;
-    if (s.fireTime !== undefined) {
-      fireTimeMs = parseInstant(s.fireTime);
-      if (fireTimeMs === null) {
-        throw new Early(
-          'internal-error',
-          `--fire-time: expected RFC 3339 or Unix seconds, found ${JSON.stringify(s.fireTime)}`,
-        );
-      }
-      const at = fireTimeMs;
-      const k = spec.schedules.findIndex((sc) => previousFire(sc, job.timezone, at) === at);
-      if (k >= 0 && spec.schedules.length > 1) scheduleIndex = k;
-    } else {
-      for (const [k, sc] of spec.schedules.entries()) {
-        const t = previousFire(sc, job.timezone, started + 1000);
-        if (t !== null && (fireTimeMs === null || t > fireTimeMs)) {
-          fireTimeMs = t;
-          scheduleIndex = k;
-        }
-      }
-      if (fireTimeMs === null)
-        throw new Early('internal-error', `the job's schedules have no fire before now`);
-    }
-    const runKey = makeRunKey(app, job.name, fireTimeMs, jobChangeHash(app, job, scheduleIndex));
+    const choice = chooseFireTime(spec, s.fireTimeMs, started);
+    if (choice === null)
+      throw new Early('internal-error', `the job's schedules have no fire before now`);
+    const { fireTimeMs } = choice;
+    const runKey = makeRunKey(
+      app,
+      job.name,
+      fireTimeMs,
+      jobChangeHash(app, job, choice.scheduleIndex),
+    );
     const scope = job.policy.concurrency_scope;
     logger.bind({ run_key: runKey, scope });
-    logger.log(
-      'info',
-      'fire-start',
-      `firing ${app}.${job.name} for ${new Date(fireTimeMs).toISOString()}`,
-      {
-        fire_time: Math.floor(fireTimeMs / 1000),
-        policy: concurrency,
-      },
-    );
+    logger.log('info', 'fire-start', `firing ${app}.${job.name} for ${rfc3339Utc(fireTimeMs)}`, {
+      fire_time: Math.floor(fireTimeMs / 1000),
+      policy: job.policy.concurrency,
+      kind: job.command === undefined ? 'http' : 'command',
+    });
 
     state = new HostState(s.stateDir, s.target);
     state.ensure();
     const opened = await openScope(scope, s, state);
     backend = opened.backend;
-    records = opened.records;
+    const records = opened.records;
     const previousSuccessMs = await records.lastSuccess();
     lastSuccessMs = previousSuccessMs;
 
     const guard = createGuard({
-      backend: concurrency === 'Allow' ? null : backend,
+      backend: job.policy.concurrency === 'Allow' ? null : backend,
       dedupe: records,
       key: s.target,
       runKey,
       ttlMs: lockTtlMs(job.policy.timeout_seconds),
-      policy: concurrency,
+      policy: job.policy.concurrency as 'Allow' | 'Forbid' | 'Replace',
       timeoutSeconds: job.policy.timeout_seconds,
+      stopGraceSeconds: attemptStopSeconds(job),
       self: { pid: process.pid, host: s.hostId, acquiredAt: started },
       clock,
       onReplaced: (h) =>
@@ -189,13 +190,20 @@ export async function trigger(s: TriggerSettings, deps: TriggerDeps): Promise<nu
           'info',
           'replaced-holder',
           `replaced previous holder pid ${h.pid} on ${h.host}`,
-          { holder_pid: h.pid },
+          {
+            holder_pid: h.pid,
+          },
         ),
+      ...(deps.signal ? { signal: deps.signal } : {}),
       onRefreshError: (err) =>
         logger.log('warn', 'attempt', `lock refresh failed: ${err.message}`, { err: err.message }),
     });
-    const transport =
-      deps.transport ?? (await import('../fire/http-transport.js')).createHttpTransport();
+    if (job.command !== undefined) {
+      command = await commandDeps(job, { ...deps, secretEnv });
+    } else {
+      transport =
+        deps.transport ?? (await import('../fire/http-transport.js')).createHttpTransport();
+    }
     result = await runFire(
       {
         app,
@@ -204,44 +212,32 @@ export async function trigger(s: TriggerSettings, deps: TriggerDeps): Promise<nu
         runKey,
         fireTimeMs,
         actualTimeMs: started,
-        secrets: secrets.secrets,
+        secrets,
         previousSuccessMs,
       },
       {
-        transport,
+        ...(transport ? { transport } : {}),
+        ...(command ? { command } : {}),
         clock,
         guard,
         ...(deps.signal ? { signal: deps.signal } : {}),
-        onEvent: (e) => logFireEvent(logger, e),
+        onEvent: (e) => logFireEvent(logger, e, stopCause(deps.signal)),
+        // under the lock, before it is released: the next holder must see this success
+        record: async ({ outcome: ending }) => {
+          if (ending !== 'success') return;
+          lastSuccessMs = clock.now();
+          await records.markSucceeded(runKey, lastSuccessMs);
+        },
       },
     );
     outcome = result.outcome;
-    if (outcome === 'success') {
-      const now = clock.now();
-      lastSuccessMs = now;
-      try {
-        await records.markSucceeded(runKey, now);
-      } catch (err) {
-        logger.log(
-          'warn',
-          'success',
-          `could not record the success for duplicate suppression: ${(err as Error).message}`,
-        );
-      }
-    }
   } catch (err) {
-    if (err instanceof Early) {
-      outcome = err.outcome;
-    } else if (err instanceof LockUnavailableError) {
-      outcome = 'lock-unavailable';
-    } else if (err instanceof LockConfigError) {
-      outcome = 'internal-error';
-    } else {
-      outcome = 'internal-error';
-    }
-    const event = outcome === 'lock-unavailable' ? 'lock-unavailable' : 'internal-error';
-    logger.log('error', event, (err as Error).message, { err: (err as Error).message });
+    const f = failure(err);
+    outcome = f.outcome;
+    logger.log('error', f.event, f.message, { err: f.message });
   } finally {
+    command?.end();
+    if (deps.transport === undefined) await transport?.close?.().catch(() => undefined);
     await backend?.close().catch(() => undefined);
   }
   if (s.metricsDir !== undefined && state !== undefined && jobName !== '') {

@@ -2,7 +2,8 @@
  * Manifest sources (SPEC §6): a file path, `file://`, `https://`, or `http://` on loopback only.
  * URL sources are fetched with a signed GET (SPEC §4: `X-Cron-Signature` over
  * `<t>.GET.<path-and-query>.` with the first resolved `--secret-ref`), a 30 s deadline for the
- * whole exchange, a 10 MiB cap, and no redirects.
+ * whole exchange, a 10 MiB cap, and no redirects. A fetched manifest that holds a command job
+ * is refused (SPEC §11): whoever serves a URL must not decide what runs on this host.
  */
 import { fileURLToPath } from 'node:url';
 import {
@@ -142,10 +143,35 @@ async function fetchManifest(
   }
   if (body === null)
     return fail('fetch', `${source}: the manifest is larger than ${max / 1024 / 1024} MiB`);
-  const parsed = parseManifestText(Buffer.from(body).toString('utf8'), source);
-  return parsed.ok
-    ? { ok: true, manifest: parsed.manifest, source }
-    : { ok: false, kind: 'invalid', source, errors: parsed.errors };
+  const text = Buffer.from(body).toString('utf8');
+  const parsed = parseManifestText(text, source);
+  if (!parsed.ok) return { ok: false, kind: 'invalid', source, errors: parsed.errors };
+  const refused = commandJobErrors(text, source);
+  return refused.length > 0
+    ? { ok: false, kind: 'invalid', source, errors: refused }
+    : { ok: true, manifest: parsed.manifest, source };
+}
+
+/**
+ * One error per command job of a fetched (valid) manifest, at its path in the document as
+ * written (`jobs/N/command`).
+ */
+function commandJobErrors(text: string, source: string): ManifestError[] {
+  const raw = JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text) as {
+    jobs: Record<string, unknown>[];
+  };
+  return raw.jobs.flatMap((job, i) =>
+    Object.hasOwn(job, 'command')
+      ? [
+          {
+            path: `jobs/${i}/command`,
+            message:
+              `command jobs are accepted only from local manifest files, and this manifest was fetched from ${source}: ` +
+              'whoever serves a URL must not decide what runs on this host. Apply it from a file (cronix apply ./manifest.json)',
+          },
+        ]
+      : [],
+  );
 }
 
 /** Loads and parses a manifest from a path or URL; never throws for expected failures. */

@@ -31,7 +31,20 @@ describe('cronix validate', () => {
     expect(human.stdout).toContain('valid (app billing, 1 job, 1 schedule)');
     const json = cronix(['validate', path, '-o', 'json']);
     expect(json.status).toBe(0);
-    expect(JSON.parse(json.stdout)).toEqual({ valid: true, errors: [] });
+    const warning = {
+      job: 'settle',
+      message: expect.stringContaining('auth.secret_refs is empty') as unknown,
+    };
+    expect(JSON.parse(json.stdout)).toEqual({ valid: true, errors: [], warnings: [warning] });
+    expect(human.stderr).toMatch(
+      /^warning: job settle: auth.secret_refs is empty.*cronix serve refuses/m,
+    );
+  });
+
+  it('a job with secret refs gets no warning', () => {
+    const signed = { ...valid, jobs: [{ ...valid.jobs[0], auth: { secret_refs: ['env:X'] } }] };
+    const json = cronix(['validate', file('signed.json', signed), '-o', 'json']);
+    expect(JSON.parse(json.stdout)).toEqual({ valid: true, errors: [], warnings: [] });
   });
 
   it('exits 1 and lists every error with its path', () => {
@@ -123,6 +136,32 @@ describe('cronix next', () => {
     );
   });
 
+  it('prints six-field (seconds) schedules to the second, RFC 3339 without fractions', () => {
+    const r = cronix([
+      'next',
+      '*/20 * * * * *',
+      '--tz',
+      'Asia/Kolkata',
+      '--from',
+      '2026-01-01T00:00:05.250Z',
+      '-n',
+      '3',
+      '-o',
+      'json',
+    ]);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout).fires).toEqual([
+      { utc: '2026-01-01T00:00:20Z', local: '2026-01-01T05:30:20+05:30' },
+      { utc: '2026-01-01T00:00:40Z', local: '2026-01-01T05:30:40+05:30' },
+      { utc: '2026-01-01T00:01:00Z', local: '2026-01-01T05:31:00+05:30' },
+    ]);
+    const every = cronix(['next', '@every 5s', '--from', '1767225600.5', '-n', '2']);
+    expect(every.status).toBe(0);
+    expect(every.stdout).toBe(
+      '2026-01-01T00:00:05Z  2026-01-01T00:00:05+00:00\n2026-01-01T00:00:10Z  2026-01-01T00:00:10+00:00\n',
+    );
+  });
+
   it('defaults --from to now', () => {
     const before = Date.now();
     const r = cronix(['next', '* * * * *', '-o', 'json']);
@@ -136,6 +175,12 @@ describe('cronix next', () => {
     [['next', '* * * * *', '--tz', 'Mars/Base'], /^error: --tz: unknown time zone "Mars\/Base"/],
     [['next', '* * * * *', '--from', 'tomorrow'], /^error: --from: expected an RFC 3339 instant/],
     [['next', '* * * * *', '-n', '0'], /^error: -n: expected an integer from 1 to 10000/],
+    [
+      ['next', '*/61 * * * *'],
+      /^error: schedule: minute step "\/61" is larger than the field's range/,
+    ],
+    [['next', '60 * * * * *'], /^error: schedule: second value 60 is out of range 0-59/],
+    [['next', '@every 0s'], /^error: schedule: @every interval must be at least 1s, found 0s/],
   ])('%j → exit 1 and one line naming the field', (args, pattern) => {
     const r = cronix(args);
     expect(r.status).toBe(1);

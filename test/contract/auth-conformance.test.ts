@@ -1,6 +1,6 @@
 /**
  * Runs every vector of the public cronix v1 auth conformance file
- * (shared/conformance/auth-vectors.json) against our signer and verifier.
+ * (test/conformance/auth-vectors.json) against our signer and verifier.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { sign, verify } from '../../src/contract/signature.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const vectorsPath = path.resolve(repoRoot, '../shared/conformance/auth-vectors.json');
+const vectorsPath = path.resolve(repoRoot, 'test/conformance/auth-vectors.json');
 
 interface SignVector {
   kind: 'sign';

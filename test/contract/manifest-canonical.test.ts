@@ -126,7 +126,7 @@ describe('canonical form', () => {
       '{"version":1,"app":"app","jobs":[{"name":"a","schedule":"@daily","request":{"url":"https://x.example.com","headers":{"__proto__":"v"}}}]}',
     ) as unknown;
     const m = expectValid(raw);
-    expect(Object.keys(m.jobs[0]?.request.headers ?? {})).toEqual(['__proto__']);
+    expect(Object.keys(m.jobs[0]?.request?.headers ?? {})).toEqual(['__proto__']);
     expect(canonicalize(m)).toContain('"headers":{"__proto__":"v"}');
   });
 

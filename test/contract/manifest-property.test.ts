@@ -8,155 +8,11 @@ import { describe, expect, it } from 'vitest';
 import {
   canonicalize,
   changeHash,
-  HEADER_NAME_PATTERN,
-  HEADER_VALUE_PATTERN,
   parseManifest,
   parseManifestText,
 } from '../../src/contract/manifest/index.js';
+import { applyMutation, mutation, validManifest } from './manifest-arbitraries.js';
 import { lookup, segmentsOf, type Json } from './manifest-fixtures.js';
-
-const name = fc.stringMatching(/^[a-z][a-z0-9-]{0,62}$/);
-const schedule = fc.oneof(
-  fc.constantFrom(
-    '@hourly',
-    '@daily',
-    '@midnight',
-    '@weekly',
-    '@monthly',
-    '@yearly',
-    '@annually',
-    '@every 90s',
-    '@every 1h30m',
-  ),
-  fc
-    .tuple(
-      fc.integer({ min: 0, max: 59 }),
-      fc.integer({ min: 0, max: 23 }),
-      fc.constantFrom('*', '1-5', 'MON', '0,6'),
-    )
-    .map(([m, h, dow]) => `${m} ${h} * * ${dow}`),
-  fc.integer({ min: 1, max: 30 }).map((n) => `*/${n} * * * *`),
-);
-const headerName = fc
-  .stringMatching(new RegExp(HEADER_NAME_PATTERN))
-  .filter(
-    (h) =>
-      !/^(x-cron-|idempotency-key$|traceparent$|connection$|content-length$|expect$|keep-alive$|proxy-connection$|te$|trailer$|transfer-encoding$|upgrade$)/i.test(
-        h,
-      ),
-  );
-const headerValueRe = new RegExp(HEADER_VALUE_PATTERN);
-const headerValue = fc.string({ maxLength: 20 }).filter((v) => headerValueRe.test(v));
-const headers = fc
-  .uniqueArray(fc.tuple(headerName, headerValue), {
-    maxLength: 4,
-    selector: ([h]) => h.toLowerCase(),
-  })
-  .map((entries) => {
-    const out: Record<string, Json> = {};
-    for (const [k, v] of entries)
-      Object.defineProperty(out, k, {
-        value: v,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    return out;
-  });
-const url = fc.webUrl({ withQueryParameters: true, withFragments: true });
-const int = (min: number, max: number) => fc.integer({ min, max });
-
-const policy = fc
-  .record(
-    {
-      concurrency: fc.constantFrom('Allow', 'Forbid', 'Replace', 'Enqueue'),
-      concurrency_scope: fc.constantFrom('host', 'global'),
-      timeout_seconds: int(1, 600),
-      retries: fc.record(
-        { max_attempts: int(1, 10), min_seconds: int(0, 60), max_seconds: int(60, 100_000) },
-        { requiredKeys: [] },
-      ),
-      max_concurrent: int(1, 1024),
-      queue_max: int(0, 10_000),
-      catchup: fc.record(
-        {
-          mode: fc.constantFrom('none', 'latest', 'all'),
-          window_seconds: int(0, 1e9),
-          max_runs: int(1, 1000),
-        },
-        { requiredKeys: [] },
-      ),
-      jitter: fc.record(
-        { stable_seconds: int(0, 3600), random_seconds: int(0, 3600) },
-        { requiredKeys: [] },
-      ),
-    },
-    { requiredKeys: [] },
-  )
-  .map((p) => {
-    // Drop the combinations the cross-field rules forbid.
-    const out: Record<string, unknown> = { ...p };
-    if (p.concurrency === 'Allow') delete out['max_concurrent'];
-    if (p.concurrency !== 'Enqueue') delete out['queue_max'];
-    if (p.catchup !== undefined && p.catchup.mode !== 'all') {
-      const { max_runs: _dropped, ...rest } = p.catchup;
-      out['catchup'] = rest;
-    }
-    return out as Json;
-  });
-
-const job = fc
-  .record(
-    {
-      name,
-      schedules: fc.uniqueArray(schedule, { minLength: 1, maxLength: 4 }),
-      single: fc.boolean(),
-      timezone: fc.constantFrom(
-        'UTC',
-        'Europe/Berlin',
-        'America/Santiago',
-        'Australia/Lord_Howe',
-        'Asia/Kolkata',
-      ),
-      request: fc.record(
-        {
-          method: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE'),
-          url,
-          headers,
-          body: fc.string({ maxLength: 30 }),
-        },
-        { requiredKeys: ['url'] },
-      ),
-      policy,
-      auth: fc.record(
-        {
-          secret_refs: fc.array(fc.stringMatching(/^[a-zA-Z][a-zA-Z0-9_:./-]{0,20}$/), {
-            minLength: 1,
-            maxLength: 8,
-          }),
-        },
-        { requiredKeys: [] },
-      ),
-      enabled: fc.boolean(),
-    },
-    { requiredKeys: ['name', 'schedules', 'single', 'request'] },
-  )
-  .map(({ single, schedules, ...rest }) => {
-    const out: Record<string, Json> = { ...(rest as Record<string, Json>) };
-    if (single) out['schedule'] = schedules[0] ?? '@daily';
-    else out['schedules'] = schedules;
-    return out as Json;
-  });
-
-const validManifest = fc.record({
-  version: fc.constant(1),
-  app: name,
-  jobs: fc.uniqueArray(job, {
-    minLength: 1,
-    maxLength: 5,
-    selector: (j) => (j as { name: string }).name,
-  }),
-});
 
 /** Every error path's parent exists in the input (own properties), and the message says something. */
 function expectSaneErrors(raw: unknown): void {
@@ -233,28 +89,12 @@ describe('manifest properties', () => {
   });
 
   it('never throws on mutations of valid manifests: deleted or replaced fields', () => {
-    const replacement = fc.oneof(
-      fc.jsonValue(),
-      fc.constantFrom<Json>(null, -1, 0, 1e308, '', 'Allow', []),
-      fc.anything(),
-    );
     fc.assert(
-      fc.property(
-        validManifest,
-        fc.array(fc.tuple(fc.nat(), fc.boolean(), replacement), { minLength: 1, maxLength: 4 }),
-        (m, edits) => {
-          const raw = JSON.parse(JSON.stringify(m)) as Json;
-          for (const [pick, remove, value] of edits) {
-            const targets = containers(raw);
-            const target = targets[pick % targets.length];
-            if (target === undefined) continue;
-            const [container, key] = target;
-            if (remove && !Array.isArray(container)) delete container[key];
-            else (container as Record<string, unknown>)[key] = value;
-          }
-          expectSaneErrors(raw);
-        },
-      ),
+      fc.property(validManifest, mutation, (m, edits) => {
+        const raw = JSON.parse(JSON.stringify(m)) as Json;
+        applyMutation(raw, edits);
+        expectSaneErrors(raw);
+      }),
       { numRuns: 500 },
     );
   });
@@ -279,17 +119,3 @@ describe('manifest properties', () => {
     );
   });
 });
-
-/** Every (container, key) pair inside a JSON value, for mutation. */
-function containers(value: Json): [Record<string, Json> | Json[], string][] {
-  const out: [Record<string, Json> | Json[], string][] = [];
-  const visit = (node: Json): void => {
-    if (node === null || typeof node !== 'object') return;
-    for (const key of Object.keys(node)) {
-      out.push([node, key]);
-      visit((node as Record<string, Json>)[key] as Json);
-    }
-  };
-  visit(value);
-  return out;
-}

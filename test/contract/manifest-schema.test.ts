@@ -45,6 +45,9 @@ describe('manifest JSON Schema', () => {
     const job = (schema['properties'] as Record<string, Record<string, Record<string, unknown>>>)[
       'jobs'
     ]?.['items'];
-    expect(job?.['oneOf']).toEqual([{ required: ['schedule'] }, { required: ['schedules'] }]);
+    expect(job?.['allOf']).toEqual([
+      { oneOf: [{ required: ['schedule'] }, { required: ['schedules'] }] },
+      { oneOf: [{ required: ['request'] }, { required: ['command'] }] },
+    ]);
   });
 });

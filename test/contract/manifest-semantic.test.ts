@@ -45,10 +45,33 @@ const rows: Row[] = [
     message: ['invalid schedule', 'not a cron'],
   },
   {
-    title: '6 fields',
-    changes: { [`${J}/schedule`]: '0 0 * * * *' },
+    title: '6 fields (seconds first)',
+    changes: { [`${J}/schedule`]: '*/10 0 * * * *' },
+    path: null,
+  },
+  {
+    title: '7 fields',
+    changes: { [`${J}/schedule`]: '0 0 0 * * * *' },
     path: `${J}/schedule`,
-    message: ['expected 5 fields', 'found 6'],
+    message: ['expected 5 fields', 'or 6', 'found 7'],
+  },
+  {
+    title: 'bad seconds field',
+    changes: { [`${J}/schedule`]: '61 0 * * * *' },
+    path: `${J}/schedule`,
+    message: ['second value 61 is out of range 0-59'],
+  },
+  {
+    title: 'step larger than the minute range',
+    changes: { [`${J}/schedule`]: '*/61 * * * *' },
+    path: `${J}/schedule`,
+    message: ['minute step "/61" is larger than the field\'s range 0-59'],
+  },
+  {
+    title: 'step larger than the hour range',
+    changes: { [`${J}/schedule`]: '0 */25 * * *' },
+    path: `${J}/schedule`,
+    message: ['hour step "/25"'],
   },
   {
     title: 'never fires',
@@ -57,10 +80,13 @@ const rows: Row[] = [
     message: ['never fire'],
   },
   {
-    title: '@every under 60 s',
-    changes: { [`${J}/schedule`]: '@every 30s' },
+    title: '@every 0 s',
+    changes: { [`${J}/schedule`]: '@every 0s' },
     path: `${J}/schedule`,
+    message: ['at least 1s, found 0s'],
   },
+  { title: '@every 1 s', changes: { [`${J}/schedule`]: '@every 1s' }, path: null },
+  { title: '@every 30 s', changes: { [`${J}/schedule`]: '@every 30s' }, path: null },
   { title: '@every 60 s', changes: { [`${J}/schedule`]: '@every 60s' }, path: null },
   {
     title: 'bad entry of schedules',
@@ -364,7 +390,7 @@ describe('manifest semantic rules', () => {
       {
         path: `${J}/foo`,
         message:
-          'unknown field "foo" (allowed: name, schedule, schedules, timezone, request, policy, auth, enabled)',
+          'unknown field "foo" (allowed: name, schedule, schedules, timezone, request, command, policy, auth, enabled)',
       },
       { path: `${P}/timeout_seconds`, message: 'expected an integer from 1 to 600, found 601' },
     ]);

@@ -16,6 +16,10 @@ describe('run vocabulary', () => {
     expect(runKey('billing', 'settle', Date.UTC(2026, 2, 29, 1), '0123456789abcdef')).toBe(
       'billing/settle#2026-03-29T01:00:00Z#0123456789abcdef',
     );
+    // a fire of a seconds schedule keeps its seconds, without fractions
+    expect(runKey('billing', 'tick', Date.UTC(2026, 2, 29, 1, 0, 5), '0123456789abcdef')).toBe(
+      'billing/tick#2026-03-29T01:00:05Z#0123456789abcdef',
+    );
   });
 
   it('backoff = min(min·2^(attempt−1), max), the seed table with defaults', () => {

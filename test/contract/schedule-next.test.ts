@@ -89,6 +89,26 @@ describe('next fires in UTC', () => {
     expect(utc('0 0 29 2 *', '2096-03-01T00:00:00Z', 1)).toEqual(['2104-02-29T00:00:00Z']);
   });
 
+  it('finds a date restricted to one weekday up to 40 years ahead (Feb 29 on a Sunday)', () => {
+    // day-of-week starts with *: Feb 29 AND Sunday — 2060, 2088, then 2128 across 2100
+    expect(utc('0 0 29 2 */7', '2033-01-01T00:00:00Z', 3)).toEqual([
+      '2060-02-29T00:00:00Z',
+      '2088-02-29T00:00:00Z',
+      '2128-02-29T00:00:00Z',
+    ]);
+    expect(previousFire(parsed('0 0 29 2 */7'), 'UTC', Date.parse('2127-12-31T00:00:00Z'))).toBe(
+      Date.parse('2088-02-29T00:00:00Z'),
+    );
+    expect(utc('15 0 0 29 2 */7', '2089-01-01T00:00:00Z', 1)).toEqual(['2128-02-29T00:00:15Z']);
+    // a zone without transitions is searched a year at a time all the same
+    expect(localFires('0 0 29 2 */7', 'Asia/Kolkata', '2033-01-01T00:00:00Z', 1)).toEqual([
+      '2060-02-29T00:00:00+05:30',
+    ]);
+    expect(localFires('0 0 29 2 */7', 'Europe/Berlin', '2089-01-01T00:00:00Z', 1)).toEqual([
+      '2128-02-29T00:00:00+01:00',
+    ]);
+  });
+
   it('anchors @every to the Unix epoch, independent of the zone', () => {
     // 2026-01-01T00:00:00Z is 1767225600 s = 420 × 4207680, a multiple of 7 minutes
     expect(utc('@every 7m', '2026-01-01T00:00:00Z', 2)).toEqual([

@@ -80,6 +80,56 @@ describe('parseSchedule: fields', () => {
   });
 });
 
+describe('parseSchedule: six fields (seconds first)', () => {
+  it.each([
+    ['*/15 * * * * *', [0, 15, 30, 45]],
+    ['5-10/2 * * * * *', [5, 7, 9]],
+    ['1,2,59 0 * * * *', [1, 2, 59]],
+    ['10/20 * * * * *', [10, 30, 50]],
+    ['* * * * * *', Array.from({ length: 60 }, (_, i) => i)],
+    ['0 * * * * *', [0]],
+  ] as const)('%s → seconds %j', (expr, expected) => {
+    const s = cron(expr);
+    expect(s.fields).toBe(6);
+    expect(set(s.seconds)).toEqual(expected);
+  });
+
+  it('reads the other five fields exactly as the 5-field form does', () => {
+    const six = cron('30 */15 9-17 1,15 JAN-MAR MON-FRI');
+    const five = cron('*/15 9-17 1,15 JAN-MAR MON-FRI');
+    for (const f of ['minutes', 'hours', 'doms', 'months', 'dows'] as const)
+      expect(set(six[f])).toEqual(set(five[f]));
+    expect([six.domStar, six.dowStar, six.fixedTime]).toEqual([
+      five.domStar,
+      five.dowStar,
+      five.fixedTime,
+    ]);
+  });
+
+  it('a 5-field expression or shortcut fires at second 0 and has minute resolution', () => {
+    for (const expr of ['* * * * *', '30 2 * * *', '@hourly']) {
+      const s = cron(expr);
+      expect([s.fields, set(s.seconds), s.secondResolution]).toEqual([5, [0], false]);
+    }
+  });
+
+  it('needs second resolution exactly when the seconds field selects more than second 0', () => {
+    expect(cron('0 * * * * *').secondResolution).toBe(false);
+    expect(cron('0,0 */5 * * * *').secondResolution).toBe(false);
+    expect(cron('30 * * * * *').secondResolution).toBe(true);
+    expect(cron('0,30 * * * * *').secondResolution).toBe(true);
+    expect(cron('* 0 9 * * *').secondResolution).toBe(true);
+  });
+
+  it('fixed-time looks at the minute and hour fields only, whatever the seconds field (SPEC §3)', () => {
+    expect(cron('* 30 2 * * *').fixedTime).toBe(true);
+    expect(cron('*/10 0 9 * * *').fixedTime).toBe(true);
+    expect(cron('0 * 2 * * *').fixedTime).toBe(false);
+    expect(cron('0 30 */2 * * *').fixedTime).toBe(false);
+    expect(cron('15 */5 * * * *').fixedTime).toBe(false);
+  });
+});
+
 describe('parseSchedule: @every', () => {
   it.each([
     ['@every 1m', 60],
@@ -93,8 +143,22 @@ describe('parseSchedule: @every', () => {
     expect(r.ok && r.schedule.kind === 'every' && r.schedule.intervalSeconds).toBe(seconds);
   });
 
-  it.each(['@every 30s', '@every 59s', '@every 0m'])('rejects %s as too fast', (expr) => {
-    expect(error(expr)).toMatch(/at least 60s/);
+  it.each([
+    ['@every 1s', 1],
+    ['@every 5s', 5],
+    ['@every 30s', 30],
+    ['@every 59s', 59],
+    ['@every 1m1s', 61],
+  ])(
+    'accepts sub-minute and odd-second intervals (seconds extension): %s = %is',
+    (expr, seconds) => {
+      const r = parseSchedule(expr);
+      expect(r.ok && r.schedule.kind === 'every' && r.schedule.intervalSeconds).toBe(seconds);
+    },
+  );
+
+  it.each(['@every 0s', '@every 0m', '@every 0h0m0s'])('rejects %s as too fast', (expr) => {
+    expect(error(expr)).toMatch(/at least 1s, found 0s/);
   });
 
   it.each(['@every', '@every 5', '@every 5d', '@every m5', '@every 30m1h', '@every -5m'])(
@@ -108,8 +172,8 @@ describe('parseSchedule: @every', () => {
 describe('parseSchedule: errors name the field and the value', () => {
   it.each([
     ['', /empty/],
-    ['not a cron', /expected 5 fields .* found 3/],
-    ['0 0 * * * *', /expected 5 fields .* found 6/],
+    ['not a cron', /expected 5 fields .* or 6 .* found 3 in "not a cron"/],
+    ['* * * * * * *', /expected 5 fields .* or 6 \(second minute hour .*\), found 7/],
     ['* * * *', /found 4/],
     ['60 * * * *', /minute value 60 is out of range 0-59/],
     ['0 24 * * *', /hour value 24 is out of range 0-23/],
@@ -122,6 +186,30 @@ describe('parseSchedule: errors name the field and the value', () => {
     ['0 0 * * MON-', /day-of-week value "" is not valid/],
     ['10-5 * * * *', /minute range "10-5" is reversed/],
     ['*/0 * * * *', /minute step "\/0" must be a positive integer/],
+    // SPEC §3: a step larger than its field's range is an error in every field
+    ['*/61 * * * *', /minute step "\/61" is larger than the field's range 0-59 \(at most \/60\)/],
+    ['0-30/61 * * * *', /minute step "\/61" is larger than the field's range 0-59/],
+    ['0 */25 * * *', /hour step "\/25" is larger than the field's range 0-23 \(at most \/24\)/],
+    ['0 0 */32 * *', /day-of-month step "\/32" is larger than the field's range 1-31/],
+    ['0 0 1 */13 *', /month step "\/13" is larger than the field's range 1-12/],
+    ['0 0 * * */8', /day-of-week step "\/8" is larger than the field's range 0-6 \(at most \/7\)/],
+    ['0 0 * * 1/8', /day-of-week step "\/8"/],
+    ['*/61 * * * * *', /second step "\/61" is larger than the field's range 0-59/],
+    ['0 */61 * * * *', /minute step "\/61"/],
+    ['60 * * * * *', /second value 60 is out of range 0-59 in "60 \* \* \* \* \*"/],
+    ['x * * * * *', /second value "x" is not valid \(a number 0-59\)/],
+    ['5-1 * * * * *', /second range "5-1" is reversed/],
+    ['*/0 * * * * *', /second step "\/0" must be a positive integer/],
+    ['1,,2 * * * * *', /second field "1,,2" has an empty list item/],
+    ['0 60 * * * *', /minute value 60 is out of range 0-59/],
+    ['0 0 24 * * *', /hour value 24 is out of range 0-23/],
+    ['0 0 0 30 2 *', /can never fire/],
+    // long values are cut in the message
+    [
+      `${'9'.repeat(300)} * * * *`,
+      /^minute value 9+…\(\d+ more characters\) is out of range 0-59 in "9+…\(\d+ more characters\)"$/,
+    ],
+    [`*/${'9'.repeat(300)} * * * *`, /minute step "\/9+…\(\d+ more characters\)" is larger than/],
     ['*/x * * * *', /minute step/],
     ['1,,2 * * * *', /empty list item/],
     ['? * * * *', /minute value "\?" is not valid/],
@@ -130,6 +218,15 @@ describe('parseSchedule: errors name the field and the value', () => {
     ['@reboot', /unknown shortcut "@reboot"/],
   ])('%j → %s', (expr, pattern) => {
     expect(error(expr)).toMatch(pattern);
+  });
+
+  it('accepts the largest step of each field (it selects the first value only)', () => {
+    expect(set(cron('*/60 * * * *').minutes)).toEqual([0]);
+    expect(set(cron('0 */24 * * *').hours)).toEqual([0]);
+    expect(set(cron('0 0 */31 * *').doms)).toEqual([1]);
+    expect(set(cron('0 0 * */12 *').months)).toEqual([1]);
+    expect(set(cron('0 0 * * */7').dows)).toEqual([0]);
+    expect(set(cron('*/60 * * * * *').seconds)).toEqual([0]);
   });
 
   it.each(['0 0 30 2 *', '0 0 31 4,6,9,11 *', '0 0 31 2,4 *', '0 0 30,31 FEB *'])(
@@ -155,14 +252,14 @@ describe('parseSchedule: errors name the field and the value', () => {
 });
 
 describe('parseSchedule agrees with cron-parser on field expansion', () => {
-  it('for random expressions (names, ranges, steps, lists)', async () => {
+  it('for random 5- and 6-field expressions (names, ranges, steps, lists)', async () => {
     const fc = (await import('fast-check')).default;
     const { CronExpressionParser } = await import('cron-parser');
     const { cronExpression } = await import('../helpers/oracle.js');
     const norm = (v: readonly (number | string)[], sunday7 = false): number[] =>
       [...new Set(v.map((x) => (sunday7 && x === 7 ? 0 : Number(x))))].sort((a, b) => a - b);
     fc.assert(
-      fc.property(cronExpression(false), (expr) => {
+      fc.property(fc.oneof(cronExpression(false), cronExpression(false, true)), (expr) => {
         const ours = parseSchedule(expr);
         let theirs;
         try {
@@ -176,6 +273,7 @@ describe('parseSchedule agrees with cron-parser on field expansion', () => {
           return;
         }
         const s = ours.schedule as CronSpec;
+        expect(set(s.seconds)).toEqual(norm(theirs.second.values));
         expect(set(s.minutes)).toEqual(norm(theirs.minute.values));
         expect(set(s.hours)).toEqual(norm(theirs.hour.values));
         // cron-parser drops days that no selected month has (e.g. 31 with April only)

@@ -44,7 +44,7 @@ beforeAll(async () => {
     manifests: [manifestPath],
     dataDir: join(dir, 'data'),
     listen: '127.0.0.1:0',
-    env: { API_TEST_SECRET: 's' },
+    env: { API_TEST_SECRET: 'api-test-secret-0123456789' },
   });
 });
 afterAll(async () => {

@@ -4,6 +4,7 @@
  * max_concurrent, and that skipped / queue-full / stopped runs are neither
  * retried nor failures.
  */
+import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/daemon/store/types.js';
 import { manifest, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
@@ -106,7 +107,10 @@ it('max_concurrent N: N runs at once, the rest skipped under Forbid', async () =
     manifest('p', [job('three', { concurrency: 'Forbid', max_concurrent: 3 })]),
   ]);
   const results = [];
-  for (let i = 0; i < 5; i++) results.push(await daemon.scheduler.trigger('p', 'three'));
+  for (let i = 0; i < 5; i++) {
+    results.push(await daemon.scheduler.trigger('p', 'three'));
+    await clock.advance(1); // a new millisecond: a new run key
+  }
   expect(results.map((r) => r.admission)).toEqual([
     'started',
     'started',
@@ -119,34 +123,48 @@ it('max_concurrent N: N runs at once, the rest skipped under Forbid', async () =
   expect(daemon.ended.filter((r) => r.outcome === 'success')).toHaveLength(3);
 });
 
-it('a succeeded run key is never dispatched again (duplicate)', async () => {
+it('a succeeded run key is never dispatched again; a fired instant never fires again', async () => {
   const clock = new ManualClock(T0);
-  sink.setScript(() => ({ status: 200 }));
+  sink.setScript(() => ({ status: 200, delayMs: 100 }));
   const before = sink.requests.length;
   daemon = await startTestDaemon(clock, [manifest('p', [job('dup', { concurrency: 'Allow' })])]);
+  // two manual triggers in the same millisecond share a run key: the second is a duplicate
+  const [one, two] = await Promise.all([
+    daemon.scheduler.trigger('p', 'dup'),
+    daemon.scheduler.trigger('p', 'dup'),
+  ]);
+  expect(one.run.runKey).toBe(two.run.runKey);
+  expect([one.admission, two.admission]).toEqual(['started', 'skipped']);
+  expect(two.run).toMatchObject({
+    outcome: 'duplicate',
+    error: `run key is being run by run ${one.run.id}`,
+  });
   await clock.advance(30_000);
-  await daemon.waitEnded(1);
-  const done = daemon.ended[0]!;
+  await daemon.waitEnded(3);
+  const done = daemon.ended.find((r) => r.trigger === 'schedule')!;
+  expect(done.outcome).toBe('success');
   const replay = await daemon.scheduler.replay(done.id); // a succeeded run replays under a fresh key
   expect(replay.run.runKey).not.toBe(done.runKey);
-  await daemon.waitEnded(2);
-  // the same scheduled instant again (as after a restart whose checkpoint was lost): duplicate
-  await daemon.store.setCheckpoints([
-    { app: 'p', job: 'dup', scheduleIndex: 0, at: Date.UTC(2026, 0, 1, 0, 0, 30) },
-  ]);
+  await daemon.waitEnded(4);
+  // a replay of the manual success's duplicate keeps the key, which already succeeded
+  const again = await daemon.scheduler.replay(two.run.id);
+  expect(again.run).toMatchObject({
+    outcome: 'duplicate',
+    error: `run key already succeeded in run ${one.run.id}`,
+  });
+  // the same scheduled instant again (as after a restart whose checkpoint was lost): not fired
+  const dbPath = daemon.dbPath;
   await daemon.stop();
+  const raw = new Database(dbPath);
+  raw.prepare('UPDATE checkpoints SET at = ?').run(Date.UTC(2026, 0, 1, 0, 0, 30));
+  raw.close();
   daemon = await startTestDaemon(
     clock,
     [manifest('p', [job('dup', { concurrency: 'Allow' })])],
-    daemon.dbPath,
+    dbPath,
   );
-  await settle();
+  await settle(20);
   const rows = await daemon.store.listRuns({ app: 'p', job: 'dup' });
-  expect(
-    rows
-      .filter((r) => r.runKey === done.runKey)
-      .map((r) => r.outcome)
-      .sort(),
-  ).toEqual(['duplicate', 'success']);
-  expect(sink.requests.length - before).toBe(2);
+  expect(rows.filter((r) => r.runKey === done.runKey).map((r) => r.outcome)).toEqual(['success']);
+  expect(sink.requests.length - before).toBe(3); // manual, scheduled, replay
 });

@@ -6,8 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunRecord, Store } from '../../src/daemon/store/types.js';
-import { newRun, T0 } from './store-fixtures.js';
+import type { EndPatch, RunRecord, Store } from '../../src/daemon/store/types.js';
+import { storeViewsContract } from './store-contract-views.js';
+import { insertRuns, newRun, T0 } from './store-fixtures.js';
 
 /** What a contract factory returns. */
 export interface StoreUnderTest {
@@ -35,7 +36,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreUnderT
     });
 
     it('migrating again is idempotent and keeps the data', async () => {
-      const [run] = await store.insertRuns([newRun()]);
+      const [run] = await insertRuns(store, [newRun()]);
       await store.migrate();
       await store.migrate();
       expect(await store.getRun(run!.id)).toEqual(run);
@@ -54,7 +55,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreUnderT
         dueAt: T0 + 500,
       });
       const bare = newRun({ scheduleIndex: null, trigger: 'manual' });
-      const inserted = await store.insertRuns([full, bare]);
+      const inserted = await insertRuns(store, [full, bare]);
       expect(inserted).toEqual([
         { ...full, seq: expect.any(Number) },
         { ...bare, seq: expect.any(Number) },
@@ -66,23 +67,23 @@ export function storeContract(name: string, makeStore: () => Promise<StoreUnderT
     });
 
     it('assigns strictly increasing seq within and across batches', async () => {
-      const a = await store.insertRuns([newRun(), newRun(), newRun()]);
-      const b = await store.insertRuns([newRun(), newRun()]);
+      const a = await insertRuns(store, [newRun(), newRun(), newRun()]);
+      const b = await insertRuns(store, [newRun(), newRun()]);
       const all = [...seqs(a), ...seqs(b)];
       for (let i = 1; i < all.length; i++) expect(all[i]).toBeGreaterThan(all[i - 1]!);
-      expect(await store.insertRuns([])).toEqual([]);
+      expect(await insertRuns(store, [])).toEqual([]);
     });
 
     it('a batch that fails inserts nothing', async () => {
       const dup = newRun();
       const good = newRun();
-      await expect(store.insertRuns([good, dup, { ...newRun(), id: dup.id }])).rejects.toThrow();
+      await expect(insertRuns(store, [good, dup, { ...newRun(), id: dup.id }])).rejects.toThrow();
       expect(await store.getRun(good.id)).toBeNull();
       expect(await store.listRuns({})).toEqual([]);
     });
 
     it('lists newest first, filtered by app, job, outcome and phase', async () => {
-      const rows = await store.insertRuns([
+      const rows = await insertRuns(store, [
         newRun({ app: 'a', job: 'x', phase: 'ended', outcome: 'success' }),
         newRun({ app: 'a', job: 'y', phase: 'ended', outcome: 'skipped' }),
         newRun({ app: 'b', job: 'x', phase: 'running' }),
@@ -104,7 +105,10 @@ export function storeContract(name: string, makeStore: () => Promise<StoreUnderT
     });
 
     it('limits (default 100, at most 1000) and pages with beforeSeq', async () => {
-      const rows = await store.insertRuns(Array.from({ length: 1005 }, () => newRun()));
+      const rows = await insertRuns(
+        store,
+        Array.from({ length: 1005 }, () => newRun()),
+      );
       expect(await store.listRuns({})).toHaveLength(100);
       expect(await store.listRuns({ limit: 5000 })).toHaveLength(1000);
       const first = await store.listRuns({ limit: 3 });
@@ -124,89 +128,270 @@ export function storeContract(name: string, makeStore: () => Promise<StoreUnderT
     });
 
     it('queuedRuns is FIFO by seq, per job or across jobs, queued phase only', async () => {
-      const [q1, , q2] = await store.insertRuns([
+      const [q1, , q2] = await insertRuns(store, [
         newRun({ job: 'x', trigger: 'schedule' }),
         newRun({ job: 'y' }),
         newRun({ job: 'x', trigger: 'manual', scheduleIndex: null }),
       ]);
-      await store.insertRuns([newRun({ job: 'x', phase: 'running' })]);
-      const [q3] = await store.insertRuns([newRun({ job: 'x', trigger: 'catchup' })]);
+      await insertRuns(store, [newRun({ job: 'x', phase: 'running' })]);
+      const [q3] = await insertRuns(store, [newRun({ job: 'x', trigger: 'catchup' })]);
       expect(ids(await store.queuedRuns('billing', 'x'))).toEqual(ids([q1!, q2!, q3!]));
       expect(await store.queuedRuns('billing', 'y')).toHaveLength(1);
       expect(await store.queuedRuns('other', 'x')).toEqual([]);
       const all = await store.queuedRuns();
       expect(all).toHaveLength(4);
       expect(seqs(all)).toEqual([...seqs(all)].sort((a, b) => a - b));
-      await store.updateRuns([{ id: q1!.id, patch: { phase: 'running', startedAt: T0 } }]);
+      await store.write([{ kind: 'start', id: q1!.id, startedAt: T0 }]);
       expect(ids(await store.queuedRuns('billing', 'x'))).toEqual(ids([q2!, q3!]));
       expect(ids(await store.runningRuns())).toHaveLength(2);
     });
 
-    it('updateRuns patches only the given fields, in one call for many runs', async () => {
-      const [a, b] = await store.insertRuns([newRun({ dueAt: T0 + 7 }), newRun()]);
-      await store.updateRuns([
-        { id: a!.id, patch: { phase: 'running', startedAt: T0 + 10, attempts: 1 } },
-        { id: b!.id, patch: { dueAt: T0 + 99 } },
-        { id: randomUUID(), patch: { phase: 'ended' } },
-        { id: b!.id, patch: {} },
+    it('start claims the key and runs a queued run; end records and releases', async () => {
+      const [a, b] = await insertRuns(store, [newRun({ dueAt: T0 + 7 }), newRun()]);
+      const [started, gone, dueB] = await store.write([
+        { kind: 'start', id: a!.id, startedAt: T0 + 10 },
+        { kind: 'start', id: randomUUID(), startedAt: T0 },
+        { kind: 'due', id: b!.id },
       ]);
-      expect(await store.getRun(a!.id)).toEqual({
-        ...a,
-        phase: 'running',
-        startedAt: T0 + 10,
-        attempts: 1,
-      });
-      expect(await store.getRun(b!.id)).toEqual({ ...b, dueAt: T0 + 99 });
-      await store.updateRuns([
-        {
-          id: a!.id,
-          patch: {
-            phase: 'ended',
-            outcome: 'app_rejected',
-            lastStatus: 422,
-            endedAt: T0 + 20,
-            dueAt: null,
-          },
-        },
+      const running = { ...a, phase: 'running', startedAt: T0 + 10, dueAt: null };
+      expect(started).toEqual({ kind: 'started', run: running });
+      expect(gone).toEqual({ kind: 'gone' });
+      expect(dueB).toEqual({ kind: 'ok' });
+      expect(await store.getRun(a!.id)).toEqual(running);
+      expect(await store.keyHolder(a!.runKey)).toEqual({ runId: a!.id, state: 'running' });
+      // a second start of a running run does nothing
+      expect(await store.write([{ kind: 'start', id: a!.id, startedAt: T0 + 11 }])).toEqual([
+        { kind: 'gone' },
       ]);
-      expect(await store.getRun(a!.id)).toEqual({
-        ...a,
-        phase: 'ended',
+      const attemptLog = [
+        { attempt: 1, startedAt: T0 + 10, durationMs: 5, status: 503, error: 'HTTP 503' },
+        { attempt: 2, startedAt: T0 + 1015, durationMs: 4, status: 422, error: 'HTTP 422' },
+      ];
+      const patch: EndPatch = {
         outcome: 'app_rejected',
-        attempts: 1,
-        lastStatus: 422,
-        startedAt: T0 + 10,
         endedAt: T0 + 20,
-        dueAt: null,
-      });
-      await store.updateRuns([]);
+        error: 'HTTP 422',
+        attempts: 2,
+        lastStatus: 422,
+        attemptLog,
+      };
+      const [ended] = await store.write([{ kind: 'end', id: a!.id, patch }]);
+      const final = { ...running, phase: 'ended', ...patch };
+      expect(ended).toEqual({ kind: 'ended', run: final });
+      expect(await store.getRun(a!.id)).toEqual(final);
+      expect(await store.keyHolder(a!.runKey)).toBeNull(); // a failure releases the key
+      expect(await store.write([{ kind: 'end', id: a!.id, patch }])).toEqual([{ kind: 'gone' }]);
+      expect(await store.write([])).toEqual([]);
     });
 
-    it('endCrashed ends exactly the running runs as crashed at now', async () => {
-      const [queued, r1, ended, r2] = await store.insertRuns([
+    it('a succeeded run key is never claimed again, by insert or by start', async () => {
+      const key = 'billing/settle#2026-01-01T00:00:00Z#abc';
+      const [first] = await insertRuns(store, [
+        newRun({ runKey: key, phase: 'running', startedAt: T0 }),
+      ]);
+      expect(await store.keyHolder(key)).toEqual({ runId: first!.id, state: 'running' });
+      // while it runs, a second running insert of the key is recorded duplicate
+      const [second] = await insertRuns(store, [
+        newRun({ runKey: key, phase: 'running', startedAt: T0 + 1 }),
+      ]);
+      expect(second).toMatchObject({
+        phase: 'ended',
+        outcome: 'duplicate',
+        startedAt: null,
+        endedAt: T0 + 1,
+        error: `run key is being run by run ${first!.id}`,
+      });
+      const [queued] = await insertRuns(store, [newRun({ runKey: key })]);
+      await store.write([
+        { kind: 'end', id: first!.id, patch: { outcome: 'success', endedAt: T0 + 5, error: null } },
+      ]);
+      expect(await store.keyHolder(key)).toEqual({ runId: first!.id, state: 'succeeded' });
+      const [late] = await store.write([{ kind: 'start', id: queued!.id, startedAt: T0 + 9 }]);
+      expect(late).toMatchObject({
+        kind: 'duplicate',
+        run: {
+          id: queued!.id,
+          phase: 'ended',
+          outcome: 'duplicate',
+          endedAt: T0 + 9,
+          error: `run key already succeeded in run ${first!.id}`,
+        },
+      });
+      const [third] = await insertRuns(store, [
+        newRun({ runKey: key, phase: 'running', startedAt: T0 + 20 }),
+      ]);
+      expect(third).toMatchObject({ outcome: 'duplicate' });
+      expect(await store.keyHolder(key)).toEqual({ runId: first!.id, state: 'succeeded' });
+    });
+
+    it('command runs: output_truncated round-trips and is set by an end; an end without it keeps it', async () => {
+      const [inserted] = await insertRuns(store, [
+        newRun({ phase: 'ended', outcome: 'success', endedAt: T0 + 1, outputTruncated: true }),
+      ]);
+      expect(inserted!.outputTruncated).toBe(true);
+      expect((await store.getRun(inserted!.id))!.outputTruncated).toBe(true);
+      const [a, b] = await insertRuns(store, [
+        newRun({ phase: 'running', startedAt: T0 }),
+        newRun({ phase: 'running', startedAt: T0 }),
+      ]);
+      expect(a!.outputTruncated).toBe(false);
+      const [endA, endB] = await store.write([
+        {
+          kind: 'end',
+          id: a!.id,
+          patch: { outcome: 'success', endedAt: T0 + 2, error: null, outputTruncated: true },
+        },
+        { kind: 'end', id: b!.id, patch: { outcome: 'success', endedAt: T0 + 2, error: null } },
+      ]);
+      expect(endA).toMatchObject({ kind: 'ended', run: { outputTruncated: true } });
+      expect(endB).toMatchObject({ kind: 'ended', run: { outputTruncated: false } });
+      expect((await store.listRuns({ outcome: 'success' })).map((r) => r.outputTruncated)).toEqual([
+        false,
+        true,
+        true,
+      ]);
+    });
+
+    it('command runs: the process of the current attempt is recorded while running, and only then', async () => {
+      const [queued, running, other] = await insertRuns(store, [
+        newRun(),
+        newRun({ phase: 'running', startedAt: T0 }),
+        newRun({ phase: 'running', startedAt: T0 }),
+      ]);
+      const results = await store.write([
+        { kind: 'process', id: queued!.id, pid: 10, startTime: 'boot:1' },
+        { kind: 'process', id: running!.id, pid: 11, startTime: 'boot:2' },
+        { kind: 'process', id: running!.id, pid: 12, startTime: null }, // the next attempt
+        { kind: 'process', id: other!.id, pid: 13, startTime: 'boot:3' },
+        { kind: 'process', id: randomUUID(), pid: 14, startTime: 'boot:4' },
+      ]);
+      expect(results.map((r) => r.kind)).toEqual(['gone', 'ok', 'ok', 'ok', 'gone']);
+      expect(await store.runningProcesses()).toEqual([
+        { runId: running!.id, app: 'billing', job: 'settle', pid: 12, startTime: null },
+        { runId: other!.id, app: 'billing', job: 'settle', pid: 13, startTime: 'boot:3' },
+      ]);
+      await store.write([
+        { kind: 'end', id: running!.id, patch: { outcome: 'success', endedAt: T0, error: null } },
+      ]);
+      expect((await store.runningProcesses()).map((p) => p.runId)).toEqual([other!.id]);
+      expect(
+        await store.write([{ kind: 'process', id: running!.id, pid: 9, startTime: null }]),
+      ).toEqual([{ kind: 'gone' }]);
+      await store.endCrashed(T0 + 5, 'crashed');
+      expect(await store.runningProcesses()).toEqual([]);
+    });
+
+    it('a released key can be claimed again; a success inserted as ended marks its key', async () => {
+      const key = 'billing/settle#2026-01-01T00:01:00Z#abc';
+      const [a] = await insertRuns(store, [
+        newRun({ runKey: key, phase: 'running', startedAt: T0 }),
+      ]);
+      await store.write([
+        {
+          kind: 'end',
+          id: a!.id,
+          patch: { outcome: 'stopped', endedAt: T0 + 1, error: 'cancelled' },
+        },
+      ]);
+      const [b] = await insertRuns(store, [
+        newRun({ runKey: key, phase: 'running', startedAt: T0 + 2 }),
+      ]);
+      expect(b).toMatchObject({ phase: 'running' });
+      const done = 'billing/settle#2026-01-01T00:02:00Z#abc';
+      const [c] = await insertRuns(store, [
+        newRun({ runKey: done, phase: 'ended', outcome: 'success', endedAt: T0 }),
+      ]);
+      expect(await store.keyHolder(done)).toEqual({ runId: c!.id, state: 'succeeded' });
+    });
+
+    it('one schedule instant is recorded once (fire claim); manual runs have none', async () => {
+      const fire = { app: 'billing', job: 'settle', scheduleIndex: 2, scheduledTime: T0 };
+      const [a, b, c, d, e] = await store.write([
+        { kind: 'insert', run: newRun({ ...fire }) },
+        { kind: 'insert', run: newRun({ ...fire, trigger: 'catchup' }) },
+        { kind: 'insert', run: newRun({ ...fire, scheduleIndex: 3 }) },
+        { kind: 'insert', run: newRun({ ...fire, trigger: 'manual', scheduleIndex: null }) },
+        { kind: 'insert', run: newRun({ ...fire, trigger: 'replay' }) },
+      ]);
+      expect(a).toMatchObject({ kind: 'recorded' });
+      expect(b).toEqual({ kind: 'fire-exists' });
+      expect(c).toMatchObject({ kind: 'recorded' });
+      expect(d).toMatchObject({ kind: 'recorded' });
+      expect(e).toMatchObject({ kind: 'recorded' });
+      expect(await store.listRuns({})).toHaveLength(4);
+    });
+
+    it('withdraw takes back a planned run that sent nothing: row, fire claim and key claim', async () => {
+      const fire = { scheduleIndex: 1, scheduledTime: T0 + 7_000 };
+      const [planned, sent] = await insertRuns(store, [
+        newRun({ ...fire, phase: 'running', startedAt: T0 + 7_000 }),
+        newRun({ phase: 'running', startedAt: T0, attempts: 1 }),
+      ]);
+      expect(
+        await store.write([
+          { kind: 'withdraw', id: planned!.id },
+          { kind: 'withdraw', id: sent!.id }, // an attempt was sent: not taken back
+          { kind: 'withdraw', id: randomUUID() },
+        ]),
+      ).toEqual([{ kind: 'ok' }, { kind: 'gone' }, { kind: 'gone' }]);
+      expect(await store.getRun(planned!.id)).toBeNull();
+      expect(await store.keyHolder(planned!.runKey)).toBeNull();
+      expect(await store.getRun(sent!.id)).toMatchObject({ phase: 'running' });
+      // the instant can be recorded again
+      const [again] = await store.write([{ kind: 'insert', run: newRun({ ...fire }) }]);
+      expect(again).toMatchObject({ kind: 'recorded' });
+    });
+
+    it('ops of one write apply in order and all or nothing', async () => {
+      const run = newRun();
+      const results = await store.write([
+        { kind: 'insert', run },
+        { kind: 'start', id: run.id, startedAt: T0 },
+        { kind: 'end', id: run.id, patch: { outcome: 'success', endedAt: T0 + 1, error: null } },
+        { kind: 'checkpoint', ref: { app: 'billing', job: 'settle', scheduleIndex: 0 }, at: T0 },
+      ]);
+      expect(results.map((r) => r.kind)).toEqual(['recorded', 'started', 'ended', 'ok']);
+      const other = newRun();
+      await expect(
+        store.write([
+          { kind: 'insert', run: other },
+          { kind: 'insert', run: { ...newRun(), id: run.id } }, // id taken: the write fails
+        ]),
+      ).rejects.toThrow();
+      expect(await store.getRun(other.id)).toBeNull();
+    });
+
+    it('endCrashed ends exactly the running runs as crashed at now and frees their keys', async () => {
+      const [queued, r1, ended, r2] = await insertRuns(store, [
         newRun(),
         newRun({ phase: 'running', startedAt: T0, attempts: 2, lastStatus: 500 }),
         newRun({ phase: 'ended', outcome: 'success', startedAt: T0, endedAt: T0 + 1 }),
         newRun({ phase: 'running', startedAt: T0 + 5, attempts: 1, job: 'other' }),
       ]);
       const now = T0 + 3_600_000;
-      expect(await store.endCrashed(now)).toBe(2);
+      expect(await store.endCrashed(now, 'daemon died')).toBe(2);
       for (const r of [r1!, r2!]) {
         expect(await store.getRun(r.id)).toEqual({
           ...r,
           phase: 'ended',
           outcome: 'crashed',
           endedAt: now,
+          error: 'daemon died',
         });
+        expect(await store.keyHolder(r.runKey)).toBeNull();
       }
+      expect(await store.keyHolder(ended!.runKey)).toEqual({
+        runId: ended!.id,
+        state: 'succeeded',
+      });
       expect(await store.getRun(queued!.id)).toEqual(queued);
       expect(await store.getRun(ended!.id)).toEqual(ended);
       expect(await store.runningRuns()).toEqual([]);
-      expect(await store.endCrashed(now + 1)).toBe(0);
+      expect(await store.endCrashed(now + 1, 'x')).toBe(0);
     });
 
     it('pruneRuns deletes only ended runs that ended before the cut-off', async () => {
-      const [old, recent, queued, running] = await store.insertRuns([
+      const [old, recent, queued, running] = await insertRuns(store, [
         newRun({ phase: 'ended', outcome: 'success', startedAt: T0, endedAt: T0 + 1 }),
         newRun({ phase: 'ended', outcome: 'skipped', endedAt: T0 + 10_000 }),
         newRun(),
@@ -218,55 +403,47 @@ export function storeContract(name: string, makeStore: () => Promise<StoreUnderT
       expect(await store.pruneRuns(T0 + 5_000)).toBe(0);
     });
 
-    it('succeededAmong returns exactly the keys that succeeded, across chunks', async () => {
-      const keys = Array.from(
-        { length: 1200 },
-        (_, i) => `app/job#2026-01-01T00:00:${String(i % 60).padStart(2, '0')}Z#${i}`,
-      );
-      await store.insertRuns([
-        newRun({ runKey: keys[3]!, phase: 'ended', outcome: 'success', endedAt: T0 }),
-        newRun({ runKey: keys[1100]!, phase: 'ended', outcome: 'success', endedAt: T0 }),
-        newRun({ runKey: keys[7]!, phase: 'ended', outcome: 'app_rejected', endedAt: T0 }),
-      ]);
-      expect(await store.succeededAmong(keys)).toEqual(new Set([keys[3], keys[1100]]));
-      expect(await store.succeededAmong([])).toEqual(new Set());
-    });
-
-    it('hasSucceeded and lastSuccess see only successful runs', async () => {
-      const key = 'billing/settle#2026-01-01T00:00:00Z#abc';
-      expect(await store.hasSucceeded(key)).toBe(false);
+    it('lastSuccess sees only successful runs of the job', async () => {
       expect(await store.lastSuccess('billing', 'settle')).toBeNull();
-      await store.insertRuns([
-        newRun({ runKey: key, phase: 'ended', outcome: 'retries_exhausted', endedAt: T0 + 1 }),
-        newRun({ runKey: 'other', phase: 'ended', outcome: 'success', endedAt: T0 + 9, job: 'x' }),
+      await insertRuns(store, [
+        newRun({ phase: 'ended', outcome: 'retries_exhausted', endedAt: T0 + 1 }),
+        newRun({ phase: 'ended', outcome: 'success', endedAt: T0 + 9, job: 'x' }),
       ]);
-      expect(await store.hasSucceeded(key)).toBe(false);
       expect(await store.lastSuccess('billing', 'settle')).toBeNull();
-      await store.insertRuns([
-        newRun({ runKey: key, phase: 'ended', outcome: 'success', endedAt: T0 + 50 }),
+      await insertRuns(store, [
+        newRun({ phase: 'ended', outcome: 'success', endedAt: T0 + 50 }),
         newRun({ phase: 'ended', outcome: 'success', endedAt: T0 + 40 }),
         newRun({ phase: 'ended', outcome: 'skipped', endedAt: T0 + 90 }),
       ]);
-      expect(await store.hasSucceeded(key)).toBe(true);
-      expect(await store.hasSucceeded('other')).toBe(true);
-      expect(await store.hasSucceeded(`${key}x`)).toBe(false);
       expect(await store.lastSuccess('billing', 'settle')).toBe(T0 + 50);
       expect(await store.lastSuccess('billing', 'x')).toBe(T0 + 9);
+      expect(await store.lastSuccesses()).toEqual(
+        new Map([
+          ['billing/settle', T0 + 50],
+          ['billing/x', T0 + 9],
+        ]),
+      );
     });
 
-    it('checkpoints: absent, set, overwritten, per schedule', async () => {
+    it('checkpoints: absent, set, moved forward only, per schedule', async () => {
       const ref = { app: 'billing', job: 'settle', scheduleIndex: 0 };
-      expect(await store.getCheckpoint(ref)).toBeNull();
-      await store.setCheckpoints([
-        { ...ref, at: T0 },
-        { ...ref, scheduleIndex: 1, at: T0 + 1 },
+      const at = async (r: typeof ref) =>
+        (await store.checkpoints()).find(
+          (c) => c.app === r.app && c.job === r.job && c.scheduleIndex === r.scheduleIndex,
+        )?.at ?? null;
+      expect(await store.checkpoints()).toEqual([]);
+      await store.write([
+        { kind: 'checkpoint', ref, at: T0 },
+        { kind: 'checkpoint', ref: { ...ref, scheduleIndex: 1 }, at: T0 + 1 },
       ]);
-      expect(await store.getCheckpoint(ref)).toBe(T0);
-      expect(await store.getCheckpoint({ ...ref, scheduleIndex: 1 })).toBe(T0 + 1);
-      await store.setCheckpoints([{ ...ref, at: T0 + 60_000 }]);
-      expect(await store.getCheckpoint(ref)).toBe(T0 + 60_000);
-      expect(await store.getCheckpoint({ ...ref, job: 'other' })).toBeNull();
-      await store.setCheckpoints([]);
+      expect(await at(ref)).toBe(T0);
+      expect(await at({ ...ref, scheduleIndex: 1 })).toBe(T0 + 1);
+      await store.write([{ kind: 'checkpoint', ref, at: T0 + 60_000 }]);
+      expect(await at(ref)).toBe(T0 + 60_000);
+      await store.write([{ kind: 'checkpoint', ref, at: T0 }]); // a clock that went back
+      expect(await at(ref)).toBe(T0 + 60_000);
+      expect(await at({ ...ref, job: 'other' })).toBeNull();
+      expect(await store.checkpoints()).toHaveLength(2);
     });
 
     it('paused jobs: set, idempotent, unset', async () => {
@@ -283,7 +460,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreUnderT
     it('outcomeCounts counts ended runs of one job by scheduled time', async () => {
       const ended = (outcome: RunRecord['outcome'], scheduledTime: number, job = 'settle') =>
         newRun({ job, phase: 'ended', outcome, scheduledTime, endedAt: scheduledTime + 1 });
-      await store.insertRuns([
+      await insertRuns(store, [
         ended('success', T0 - 1),
         ended('success', T0),
         ended('success', T0 + 10),
@@ -300,9 +477,11 @@ export function storeContract(name: string, makeStore: () => Promise<StoreUnderT
       expect(await store.outcomeCounts('billing', 'settle', T0 + 100)).toEqual({});
     });
 
+    storeViewsContract(() => store);
+
     it('inserts 10,000 runs in one call', async () => {
       const batch = Array.from({ length: 10_000 }, (_, i) => newRun({ job: `job-${i % 100}` }));
-      const rows = await store.insertRuns(batch);
+      const rows = await insertRuns(store, batch);
       expect(rows).toHaveLength(10_000);
       expect(ids(rows)).toEqual(ids(batch));
       for (let i = 1; i < rows.length; i++) expect(rows[i]!.seq).toBeGreaterThan(rows[i - 1]!.seq);

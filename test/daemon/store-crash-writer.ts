@@ -5,7 +5,7 @@
  * The test SIGKILLs it mid-stream and checks nothing it reported is lost.
  */
 import { openSqliteStore } from '../../src/daemon/store/sqlite.js';
-import { newRun } from './store-fixtures.js';
+import { insertRuns, newRun } from './store-fixtures.js';
 
 const [path, size = '200'] = process.argv.slice(2);
 if (!path) throw new Error('usage: store-crash-writer.ts DB [BATCH_SIZE]');
@@ -15,6 +15,6 @@ for (let batch = 0; ; batch++) {
   const runs = Array.from({ length: batchSize }, (_, i) =>
     newRun({ id: `b${batch}-r${i}`, job: `job-${i % 10}` }),
   );
-  const rows = await store.insertRuns(runs);
+  const rows = await insertRuns(store, runs);
   process.stdout.write(`committed ${batch} ${rows.at(-1)?.seq}\n`);
 }

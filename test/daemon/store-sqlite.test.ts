@@ -18,7 +18,7 @@ import {
 } from '../../src/daemon/store/migrations.js';
 import { openSqliteStore, SqliteStore } from '../../src/daemon/store/sqlite.js';
 import { storeContract } from './store-contract.js';
-import { newRun, T0 } from './store-fixtures.js';
+import { insertRuns, newRun, T0 } from './store-fixtures.js';
 
 const WRITER = fileURLToPath(new URL('./store-crash-writer.ts', import.meta.url));
 
@@ -58,10 +58,15 @@ describe('SqliteStore', () => {
   it('records applied migrations once, with the injected clock', async () => {
     const store = await openSqliteStore(path, { now: () => T0 });
     await store.migrate();
-    expect(store.appliedMigrations()).toEqual([{ version: 1, name: 'init', appliedAt: T0 }]);
+    const applied = [
+      { version: 1, name: 'init', appliedAt: T0 },
+      { version: 2, name: 'claims', appliedAt: T0 },
+      { version: 3, name: 'commands', appliedAt: T0 },
+    ];
+    expect(store.appliedMigrations()).toEqual(applied);
     await store.close();
     const again = await openSqliteStore(path, { now: () => T0 + 1 });
-    expect(again.appliedMigrations()).toEqual([{ version: 1, name: 'init', appliedAt: T0 }]);
+    expect(again.appliedMigrations()).toEqual(applied);
     await again.close();
   });
 
@@ -71,15 +76,44 @@ describe('SqliteStore', () => {
 
   it('a failing migration leaves no trace and is retried next time', () => {
     const db = new Database(path);
-    const broken = { version: 2, name: 'broken', sql: 'CREATE TABLE extra (a); NOT SQL;' };
+    const next = SQLITE_MIGRATIONS.length + 1;
+    const broken = { version: next, name: 'broken', sql: 'CREATE TABLE extra (a); NOT SQL;' };
     expect(() => migrateSqlite(db, [...SQLITE_MIGRATIONS, broken])).toThrow();
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck();
     expect(tables.all()).toContain('runs');
     expect(tables.all()).not.toContain('extra');
     const fixed = { ...broken, sql: 'CREATE TABLE extra (a);' };
-    expect(migrateSqlite(db, [...SQLITE_MIGRATIONS, fixed])).toEqual([2]);
+    expect(migrateSqlite(db, [...SQLITE_MIGRATIONS, fixed])).toEqual([next]);
     expect(migrateSqlite(db, [...SQLITE_MIGRATIONS, fixed])).toEqual([]);
     db.close();
+  });
+
+  it('migration 2 fills the claims from a ledger written by migration 1 (first row wins)', async () => {
+    const db = new Database(path);
+    migrateSqlite(db, SQLITE_MIGRATIONS.slice(0, 1));
+    const insert = db.prepare(`INSERT INTO runs (id, run_key, app, job, schedule_index,
+      scheduled_time, "trigger", phase, outcome, created_at, ended_at)
+      VALUES (?, ?, 'a', 'j', ?, ?, ?, 'ended', ?, 0, ?)`);
+    insert.run('r1', 'k1', 0, T0, 'schedule', 'success', T0 + 5);
+    insert.run('r2', 'k1', 0, T0, 'schedule', 'duplicate', T0 + 6); // the same instant again
+    insert.run('r3', 'k2', 0, T0 + 60_000, 'catchup', 'retries_exhausted', T0 + 7);
+    insert.run('r4', 'k3', null, T0, 'manual', 'success', T0 + 8);
+    db.close();
+    const store = await openSqliteStore(path);
+    expect(await store.keyHolder('k1')).toEqual({ runId: 'r1', state: 'succeeded' });
+    expect(await store.keyHolder('k2')).toBeNull();
+    expect(await store.keyHolder('k3')).toEqual({ runId: 'r4', state: 'succeeded' });
+    const again = newRun({ app: 'a', job: 'j', scheduleIndex: 0, scheduledTime: T0 });
+    const later = newRun({ app: 'a', job: 'j', scheduleIndex: 0, scheduledTime: T0 + 60_000 });
+    expect((await store.write([{ kind: 'insert', run: again }]))[0]).toEqual({
+      kind: 'fire-exists',
+    });
+    expect((await store.write([{ kind: 'insert', run: later }]))[0]).toEqual({
+      kind: 'fire-exists',
+    });
+    expect((await store.getRun('r2'))?.error).toBeNull();
+    expect(store.integrityCheck()).toEqual(['ok']);
+    await store.close();
   });
 
   it('refuses a database migrated by a newer cronix', async () => {
@@ -98,19 +132,22 @@ describe('SqliteStore', () => {
 
   it('keeps everything across close and reopen, and seq keeps growing', async () => {
     const first = await openSqliteStore(path);
-    const rows = await first.insertRuns([newRun(), newRun({ phase: 'running', startedAt: T0 })]);
-    await first.setCheckpoints([{ app: 'billing', job: 'settle', scheduleIndex: 0, at: T0 }]);
+    const rows = await insertRuns(first, [newRun(), newRun({ phase: 'running', startedAt: T0 })]);
+    const ref = { app: 'billing', job: 'settle', scheduleIndex: 0 };
+    await first.write([{ kind: 'checkpoint', ref, at: T0 }]);
     await first.setPaused('billing', 'settle', true);
     await first.close();
     await first.close(); // idempotent
 
     const second = await openSqliteStore(path);
     expect(await second.listRuns({})).toEqual([...rows].reverse());
-    expect(await second.getCheckpoint({ app: 'billing', job: 'settle', scheduleIndex: 0 })).toBe(
-      T0,
-    );
+    expect(await second.checkpoints()).toEqual([{ ...ref, at: T0 }]);
+    expect(await second.keyHolder(rows[1]!.runKey)).toEqual({
+      runId: rows[1]!.id,
+      state: 'running',
+    });
     expect(await second.pausedJobs()).toEqual(new Set(['billing/settle']));
-    const [later] = await second.insertRuns([newRun()]);
+    const [later] = await insertRuns(second, [newRun()]);
     expect(later!.seq).toBeGreaterThan(rows[1]!.seq);
     expect(second.integrityCheck()).toEqual(['ok']);
     await second.close();
@@ -124,9 +161,10 @@ describe('SqliteStore', () => {
       (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[])
         .map((r) => r.detail)
         .join('; ');
-    expect(plan("SELECT 1 FROM runs WHERE run_key = 'k' AND outcome = 'success'")).toMatch(
-      /USING (COVERING )?INDEX runs_run_key_outcome/,
+    expect(plan("SELECT run_id, state FROM run_keys WHERE run_key = 'k'")).toMatch(
+      /USING PRIMARY KEY/,
     );
+    expect(plan("DELETE FROM run_keys WHERE state = 'running'")).toMatch(/run_keys_state/);
     expect(
       plan("SELECT MAX(ended_at) FROM runs WHERE app = 'a' AND job = 'j' AND outcome = 'success'"),
     ).toMatch(/runs_app_job_success/);

@@ -209,6 +209,82 @@ describe('runFire', () => {
     expect(events.at(-1)).toMatchObject({ event: 'lock-contended', terminal: true });
   });
 
+  it('records the ending outcome before the hold is released, once, on the ending attempt only', async () => {
+    for (const [script, ending, attempts] of [
+      [[ok(500), ok(200)], 'success', 2],
+      [[ok(500), ok(404)], 'app-rejected', 2],
+      [[ok(500), ok(500), ok(500), ok(500)], 'retries-exhausted', 4],
+    ] as const) {
+      const clock = new FakeClock();
+      const t = scripted(clock, [...script]);
+      const log: string[] = [];
+      const guard: AttemptGuard = {
+        async acquire(attempt) {
+          log.push(`acquire ${attempt}`);
+          return { ok: true, release: async () => void log.push(`release ${attempt}`) };
+        },
+      };
+      const r = await runFire(input(), {
+        transport: t,
+        clock,
+        guard,
+        record: (e) => void log.push(`record ${e.outcome} ${e.attempt} ${e.status}`),
+      });
+      expect(r).toMatchObject({ outcome: ending, attempts });
+      const last = log.slice(-3);
+      expect(last).toEqual([
+        `acquire ${attempts}`,
+        `record ${ending} ${attempts} ${script[attempts - 1]?.kind === 'response' ? (script[attempts - 1] as { status: number }).status : undefined}`,
+        `release ${attempts}`,
+      ]);
+      expect(log.filter((l) => l.startsWith('record'))).toHaveLength(1);
+    }
+  });
+
+  it('a failed record is one non-terminal record-failed event before the single terminal success', async () => {
+    const clock = new FakeClock();
+    const t = scripted(clock, [ok()]);
+    const events: FireEvent[] = [];
+    const r = await runFire(input(), {
+      transport: t,
+      clock,
+      onEvent: (e) => events.push(e),
+      record: () => Promise.reject(new Error('redis at h:6379 unavailable during markSucceeded')),
+    });
+    expect(r.outcome).toBe('success');
+    expect(events.map((e) => [e.event, e.terminal])).toEqual([
+      ['attempt', false],
+      ['record-failed', false],
+      ['success', true],
+    ]);
+    expect(events[1]?.err).toBe('redis at h:6379 unavailable during markSucceeded');
+  });
+
+  it('a stopped or refused fire records nothing', async () => {
+    const clock = new FakeClock();
+    const recorded: string[] = [];
+    const controller = new AbortController();
+    const t: Transport = {
+      async send() {
+        controller.abort();
+        return { kind: 'aborted' };
+      },
+    };
+    await runFire(input(), {
+      transport: t,
+      clock,
+      signal: controller.signal,
+      record: (e) => void recorded.push(e.outcome),
+    });
+    await runFire(input(), {
+      transport: scripted(clock, [ok()]),
+      clock,
+      guard: { acquire: async () => ({ ok: false, outcome: 'lock-contended', message: 'x' }) },
+      record: (e) => void recorded.push(e.outcome),
+    });
+    expect(recorded).toEqual([]);
+  });
+
   it('a duplicate run key found by the guard sends nothing', async () => {
     const clock = new FakeClock();
     const t = scripted(clock, [ok()]);

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -27,4 +27,24 @@ export function cronix(
     timeout: 20_000,
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Like {@link cronix}, without blocking this process (for a daemon running in the test itself). */
+export function cronixAsync(
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: options.cwd ?? REPO_ROOT,
+      env: options.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 20_000,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
 }

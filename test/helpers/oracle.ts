@@ -1,12 +1,14 @@
 /**
  * A deliberately naive, independent model of SPEC §3 used as a test oracle:
- * it walks UTC minute by minute, reads the wall clock from Intl (not from the
- * engine's zone tables) and applies the DST rules literally.
+ * it walks UTC minute by minute (or second by second for schedules with a
+ * seconds field), reads the wall clock from Intl (not from the engine's zone
+ * tables) and applies the DST rules literally.
  */
 import fc from 'fast-check';
 import type { CronSpec } from '../../src/contract/schedule/index.js';
 
 const MINUTE = 60_000;
+const SECOND = 1000;
 const formats = new Map<string, Intl.DateTimeFormat>();
 
 function format(tz: string): Intl.DateTimeFormat {
@@ -59,30 +61,74 @@ export function matchesMinute(spec: CronSpec, x: number): boolean {
 }
 
 /**
- * Fires of `spec` at UTC minutes in (from, to], given `table` = localTable(tz, start, ≥ to).
- * `start` should lie a day before `from` so the first-pass memory of fixed-time jobs is warm.
+ * Local second of every UTC second in [start, end), from one Intl reading per minute. Throws
+ * unless each minute's local time advances by exactly 59 s within the minute (whole-minute
+ * offsets, transitions on minute boundaries), which is what makes that derivation exact.
+ */
+export function localSecondTable(tz: string, start: number, end: number): Float64Array {
+  if (start % MINUTE !== 0) throw new Error('start must be a whole UTC minute');
+  const n = Math.floor((end - start) / SECOND);
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i += 60) {
+    const u = start + i * SECOND;
+    const first = localMinute(tz, u);
+    if (localMinute(tz, u + 59 * SECOND) !== first) {
+      throw new Error(
+        `${tz}: the local minute changes inside UTC minute ${new Date(u).toISOString()}`,
+      );
+    }
+    for (let k = 0; k < 60 && i + k < n; k++) out[i + k] = first * 60 + k;
+  }
+  return out;
+}
+
+/** Whether naive local second `x` matches the spec, seconds field included. */
+export function matchesSecond(spec: CronSpec, x: number): boolean {
+  const minute = Math.floor(x / 60);
+  return spec.seconds[x - minute * 60] === 1 && matchesMinute(spec, minute);
+}
+
+/**
+ * Fires of `spec` in (from, to], walking the UTC instants `start + i * unit` of `table`, which
+ * holds the local time of each in the same unit: localTable (minutes) or localSecondTable
+ * (seconds, for schedules with a seconds field). `start` should lie before any repeated
+ * interval that `from` may be in, so the first-pass memory of fixed-time jobs is warm.
  */
 export function oracleFires(
   spec: CronSpec,
-  table: Int32Array,
+  table: ArrayLike<number>,
   start: number,
   from: number,
   to: number,
+  unit: number = MINUTE,
 ): number[] {
+  // seconds are walked in order: remember the last minute's verdict
+  let lastMinute = Number.NaN;
+  let lastMinuteMatches = false;
+  const matches = (x: number): boolean => {
+    if (unit === MINUTE) return matchesMinute(spec, x);
+    const minute = Math.floor(x / 60);
+    if (spec.seconds[x - minute * 60] !== 1) return false;
+    if (minute !== lastMinute) {
+      lastMinute = minute;
+      lastMinuteMatches = matchesMinute(spec, minute);
+    }
+    return lastMinuteMatches;
+  };
   const seen = new Set<number>();
   const out: number[] = [];
   for (let i = 0; i < table.length; i++) {
-    const u = start + i * MINUTE;
+    const u = start + i * unit;
     if (u > to) break;
     const local = table[i] as number;
     let fire = false;
     if (spec.fixedTime) {
       const prev = i > 0 ? (table[i - 1] as number) : local - 1;
-      for (let x = prev + 1; x < local && !fire; x++) fire = matchesMinute(spec, x); // skipped wall-clock minutes
-      if (!seen.has(local) && matchesMinute(spec, local)) fire = true;
+      for (let x = prev + 1; x < local && !fire; x++) fire = matches(x); // skipped wall-clock times
+      if (!seen.has(local) && matches(local)) fire = true;
       seen.add(local);
     } else {
-      fire = matchesMinute(spec, local);
+      fire = matches(local);
     }
     if (fire && u > from) out.push(u);
   }
@@ -122,18 +168,22 @@ function field(
   );
 }
 
-/** Random 5-field cron expressions; `dense` keeps the day fields mostly `*`. */
-export function cronExpression(dense: boolean): fc.Arbitrary<string> {
+/**
+ * Random cron expressions; `dense` keeps the day fields mostly `*`. With `seconds`, a
+ * leading seconds field makes them 6-field expressions.
+ */
+export function cronExpression(dense: boolean, seconds = false): fc.Arbitrary<string> {
   const dayStar = dense ? 12 : 3;
   return fc
     .tuple(
+      seconds ? field(0, 59, 2) : fc.constant(''),
       field(0, 59, 2),
       field(0, 23, 3),
       field(1, 31, dayStar),
       field(1, 12, dayStar, MONTHS, 1),
       field(0, 7, dayStar, DAYS),
     )
-    .map((f) => f.join(' '));
+    .map((f) => (seconds ? f : f.slice(1)).join(' '));
 }
 
 /** The five zones SPEC §3 names, plus UTC. */

@@ -10,6 +10,9 @@ import { parseManifest } from '../../src/contract/manifest/index.js';
 import type { Job } from '../../src/contract/manifest/types.js';
 import { CLI } from './cli.js';
 
+/** The signing secret every spawned shim gets as `CRON_SECRET` (at least 16 bytes, as required). */
+export const TEST_SECRET = 'test-secret-0123456789';
+
 /** Temp dirs of one shim "host". */
 export interface ShimDirs {
   root: string;
@@ -83,9 +86,17 @@ export function startShim(
   args: string[],
   env: Record<string, string | undefined> = {},
 ): ShimChild {
+  return startTrigger([target, ...args], env);
+}
+
+/** Spawns `cronix trigger ...argv` (any arguments, even none) with `env` on a clean environment. */
+export function startTrigger(
+  argv: string[],
+  env: Record<string, string | undefined> = {},
+): ShimChild {
   const spawnedAtPerf = performance.now();
-  const child = spawn(process.execPath, [CLI, 'trigger', target, ...args], {
-    env: { PATH: process.env['PATH'], CRON_SECRET: 'test-secret', ...env },
+  const child = spawn(process.execPath, [CLI, 'trigger', ...argv], {
+    env: { PATH: process.env['PATH'], CRON_SECRET: TEST_SECRET, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -83,9 +83,15 @@ export interface RedisServer {
   kill(): Promise<void>;
 }
 
-/** Starts `redis-server` on a free port, no persistence; extra args are appended. */
-export async function startRedisServer(extra: readonly string[] = []): Promise<RedisServer> {
-  const port = await freePort();
+/**
+ * Starts `redis-server` on a free port (or on `port`, e.g. to restart one), no
+ * persistence; extra args are appended.
+ */
+export async function startRedisServer(
+  extra: readonly string[] = [],
+  port?: number,
+): Promise<RedisServer> {
+  port ??= await freePort();
   const child = spawn(
     'redis-server',
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra],

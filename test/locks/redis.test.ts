@@ -74,15 +74,31 @@ describe('RedisBackend against a real server', () => {
     expect(await backend.holder('race.job')).toBeNull(); // the winner released on exit
   });
 
-  it('fencing tokens strictly increase over 20 acquire/release cycles', async () => {
+  it('fencing tokens strictly increase over 20 cycles and never lag the server clock (µs)', async () => {
     const tokens: number[] = [];
     for (let i = 0; i < 20; i++) {
+      const [seconds, micros] = await raw.time();
+      const serverUs = Number(seconds) * 1_000_000 + Number(micros);
       const lease = await mustAcquire(backend, 'fence.job');
       tokens.push(lease.fencingToken ?? -1);
+      expect(lease.fencingToken).toBeGreaterThanOrEqual(serverUs);
+      expect(Number.isSafeInteger(lease.fencingToken)).toBe(true);
       expect(await lease.release()).toBe(true);
     }
-    for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBe((tokens[i - 1] ?? 0) + 1);
-    expect(tokens[0]).toBeGreaterThan(0);
+    for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1] ?? 0);
+  });
+
+  it('a fence ahead of the clock goes on by one; a missing or foreign one restarts at the clock', async () => {
+    const ahead = (Date.now() + 10 * 86_400_000) * 1000;
+    await raw.set(`${prefix}fence:ahead.job`, String(ahead));
+    const lease = await mustAcquire(backend, 'ahead.job');
+    expect(lease.fencingToken).toBe(ahead + 1);
+    await lease.release();
+    await raw.set(`${prefix}fence:ahead.job`, 'not a number');
+    const again = await mustAcquire(backend, 'ahead.job');
+    expect(again.fencingToken).toBeGreaterThan((Date.now() - 60_000) * 1000);
+    expect(again.fencingToken).toBeLessThan(ahead);
+    await again.release();
   });
 
   it('stores token, fence and holder under the documented keys with the TTL', async () => {

@@ -192,6 +192,18 @@ describe('EventBridge refusals', () => {
     }
   });
 
+  it.each([
+    ['*/10 * * * * *', /"\*\/10 \* \* \* \* \*" has a seconds field.*minute resolution/],
+    ['30 0 9 * * MON-FRI', /has a seconds field/],
+    ['@every 5s', /"@every 5s" fires every 5 s.*minute resolution/],
+    ['@every 59s', /fires every 59 s/],
+  ])('refuses the seconds schedule %s, naming daemon mode and systemd', (schedule, pattern) => {
+    const r = toAwsSchedule(schedule, 'UTC', NOW);
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.reason).toMatch(pattern);
+    expect(!r.ok && r.reason).toMatch(/cronix serve.*--backend systemd/);
+  });
+
   it('names the schedule in every reason', () => {
     const r = toAwsSchedule('0 0 1,15 * FRI', 'UTC', NOW);
     expect(!r.ok && r.reason).toMatch(/^"0 0 1,15 \* FRI": /);

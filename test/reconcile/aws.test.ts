@@ -213,6 +213,7 @@ describe('aws-scheduler backend against a recording Scheduler endpoint', () => {
         { name: 'replay', policy: { catchup: { mode: 'all' } } },
         { name: 'seconds', schedules: ['@every 90s'] },
         { name: 'x'.repeat(50) },
+        { name: 'script', command: { argv: ['/usr/local/bin/backup'] } },
       ]),
     );
     const reasons = Object.fromEntries(entries.map((e) => [e.job, backend.refuse(e)]));
@@ -222,6 +223,9 @@ describe('aws-scheduler backend against a recording Scheduler endpoint', () => {
     expect(reasons['jitter']).toMatch(/jitter/);
     expect(reasons['replay']).toMatch(/catchup.mode "all"/);
     expect(reasons['seconds']).toMatch(/whole minutes/);
+    expect(reasons['script']).toMatch(
+      /job script is a command job: EventBridge Scheduler has no host to run a command on.*--backend crontab, systemd or kubernetes/,
+    );
     expect(reasons['x'.repeat(50)]).toMatch(
       /is 67 characters; EventBridge Scheduler allows 64.*at most 54 characters together/,
     );
@@ -258,18 +262,22 @@ describe('aws-scheduler backend against a recording Scheduler endpoint', () => {
   });
 });
 
-backendContract('aws-scheduler (recording Scheduler endpoint)', async () => {
-  const fake = await startFakeAwsScheduler();
-  seedForeign(fake);
-  const foreignState = rawState(fake);
-  return {
-    backend: backendFor(fake),
-    raw: async () => rawState(fake),
-    stamp: async () => String(fake.writes().length),
-    assertForeignIntact: async () => {
-      const now = JSON.parse(rawState(fake)) as unknown[];
-      for (const s of JSON.parse(foreignState) as unknown[]) expect(now).toContainEqual(s);
-    },
-    close: () => fake.close(),
-  };
-});
+backendContract(
+  'aws-scheduler (recording Scheduler endpoint)',
+  async () => {
+    const fake = await startFakeAwsScheduler();
+    seedForeign(fake);
+    const foreignState = rawState(fake);
+    return {
+      backend: backendFor(fake),
+      raw: async () => rawState(fake),
+      stamp: async () => String(fake.writes().length),
+      assertForeignIntact: async () => {
+        const now = JSON.parse(rawState(fake)) as unknown[];
+        for (const s of JSON.parse(foreignState) as unknown[]) expect(now).toContainEqual(s);
+      },
+      close: () => fake.close(),
+    };
+  },
+  { seconds: 'refuse' },
+);

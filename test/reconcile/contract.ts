@@ -40,6 +40,12 @@ export interface BackendFixture {
 
 /** Options of {@link backendContract}. */
 export interface ContractOptions {
+  /**
+   * What the backend does with schedules of the seconds extension (SPEC §3: 6-field cron,
+   * `@every` below a minute): `honour` installs them, `refuse` refuses them at plan time with a
+   * reason naming the job, the schedule and the alternative (daemon mode or systemd).
+   */
+  seconds: 'honour' | 'refuse';
   /** Time zone the test jobs use (default `UTC`); must be one the backend accepts. */
   timezone?: string;
   /** Milliseconds to wait before comparing stamps, for file systems with coarse mtimes. */
@@ -51,6 +57,8 @@ type JobDef = {
   schedules?: string[];
   url?: string;
   policy?: Record<string, unknown>;
+  /** A command job (SPEC §11) instead of an HTTP one: no request, no auth. */
+  command?: Record<string, unknown>;
 };
 
 /** A normalized manifest of `app` with the given jobs (through the real parser). */
@@ -62,9 +70,13 @@ export function contractManifest(app: string, jobs: readonly JobDef[], timezone 
       name: j.name,
       schedules: j.schedules ?? ['*/10 * * * *'],
       timezone,
-      request: { url: j.url ?? `https://${app}.example.internal/cron/${j.name}` },
+      ...(j.command
+        ? { command: j.command }
+        : {
+            request: { url: j.url ?? `https://${app}.example.internal/cron/${j.name}` },
+            auth: { secret_refs: ['env:CRON_SECRET'] },
+          }),
       ...(j.policy ? { policy: j.policy } : {}),
-      auth: { secret_refs: ['env:CRON_SECRET'] },
     })),
   });
   if (!r.ok) throw new Error(`contract manifest is invalid: ${JSON.stringify(r.errors)}`);
@@ -92,7 +104,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 export function backendContract(
   name: string,
   makeFixture: () => Promise<BackendFixture>,
-  options: ContractOptions = {},
+  options: ContractOptions,
 ): void {
   const tz = options.timezone ?? 'UTC';
   const m = (app: string, jobs: readonly JobDef[]): Manifest => contractManifest(app, jobs, tz);
@@ -242,5 +254,50 @@ export function backendContract(
       expect(await fx.raw()).toBe(before);
       expect(await fx.stamp()).toBe(stamp);
     });
+
+    const secondsJobs: JobDef[] = [
+      { name: 'tick', schedules: ['*/10 * * * * *'] },
+      { name: 'pulse', schedules: ['@every 5s'] },
+      { name: 'settle', schedules: ['30 0 9 * * MON-FRI'] },
+    ];
+
+    if (options.seconds === 'honour') {
+      it('installs seconds schedules (6 fields, @every below a minute) and lists them', async () => {
+        const manifest = m('billing', secondsJobs);
+        const p = await reconcileWith(fx.backend, manifest);
+        expect(p.creates).toHaveLength(3);
+        expect(summary(await fx.backend.list('billing'))).toEqual(
+          summary(desiredEntries(manifest)),
+        );
+        await fx.assertForeignIntact();
+      });
+    } else {
+      it('refuses seconds schedules at plan time naming the job, the schedule and the alternative; nothing is written', async () => {
+        const before = await fx.raw();
+        const stamp = await fx.stamp();
+        const manifest = m('billing', [
+          ...secondsJobs,
+          { name: 'hourly', schedules: ['0 * * * *'] },
+        ]);
+        const p = plan(desiredEntries(manifest), await fx.backend.list('billing'), fx.backend);
+        expect(p.refusals.map((r) => r.id).sort()).toEqual([
+          'cronix-billing-pulse-0',
+          'cronix-billing-settle-0',
+          'cronix-billing-tick-0',
+        ]);
+        const reason = (id: string): string => p.refusals.find((r) => r.id === id)?.reason ?? '';
+        for (const [id, job, schedule] of [
+          ['cronix-billing-tick-0', 'billing.tick', '"*/10 * * * * *"'],
+          ['cronix-billing-pulse-0', 'billing.pulse', '"@every 5s"'],
+          ['cronix-billing-settle-0', 'billing.settle', '"30 0 9 * * MON-FRI"'],
+        ] as const) {
+          expect(reason(id)).toContain(`job ${job}`);
+          expect(reason(id)).toContain(schedule);
+          expect(reason(id)).toMatch(/cronix serve.*--backend systemd/);
+        }
+        expect(await fx.raw()).toBe(before);
+        expect(await fx.stamp()).toBe(stamp);
+      });
+    }
   });
 }

@@ -103,6 +103,16 @@ describe('cron dialect translation', () => {
     expect(!t.ok && t.reason).toMatch(/ignores CRON_TZ.*--backend systemd.*cronix serve/);
   });
 
+  it.each([
+    ['*/10 * * * * *', /seconds field.*starts jobs at second 0.*cronix serve.*--backend systemd/],
+    ['@every 5s', /"@every 5s" fires every 5 s.*cronix serve.*whole minutes/],
+    ['0 0 9 * * *', /drop the seconds field: "0 9 \* \* \*" fires at the same instants/],
+  ])('refuses the seconds schedule %s (cron has minute resolution)', (schedule, pattern) => {
+    const t = translateSchedule(schedule, 'UTC', 'UTC', NOW);
+    expect(t.ok).toBe(false);
+    expect(!t.ok && t.reason).toMatch(pattern);
+  });
+
   it('checks @every against every offset of the host zone', () => {
     expect(zoneOffsetsMinutes('Europe/Berlin', NOW)).toEqual([60, 120]);
     expect(zoneOffsetsMinutes('Asia/Kathmandu', NOW)).toEqual([345]);

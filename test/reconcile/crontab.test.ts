@@ -20,11 +20,12 @@ import {
   withoutOwnedBlocks,
 } from './crontab-fixture.js';
 
-backendContract('crontab (system file)', () => systemFileFixture());
+backendContract('crontab (system file)', () => systemFileFixture(), { seconds: 'refuse' });
 
 if (hasCrontab() && process.geteuid?.() === 0) {
   backendContract('crontab (user crontab via crontab(1))', () => userCrontabFixture(), {
     stampDelayMs: 1100,
+    seconds: 'refuse',
   });
 } else {
   describe.skip('backend contract: crontab (user crontab via crontab(1)) — needs crontab(1) and root', () => {

@@ -18,46 +18,54 @@ const FLAGS = { k8sImage: 'ghcr.io/acme/cronix:1.2.3', k8sSecret: 'cron-secrets'
 const NOW = () => Date.UTC(2026, 0, 1);
 const tmp = (): string => mkdtempSync(join(tmpdir(), 'cronix-k8s-contract-'));
 
-backendContract('kubernetes (API server)', async () => {
-  const fake = await FakeKube.start();
-  const seeded: [string, string, KubeObject][] = [
-    ['cronjobs', 'jobs', fake.seed('cronjobs', 'jobs', foreignCronJob('nightly-backup', {}))],
-    [
-      'cronjobs',
-      'jobs',
-      fake.seed('cronjobs', 'jobs', foreignCronJob('lookalike', { 'cronix.dev/managed': 'false' })),
-    ],
-    [
-      'configmaps',
-      'jobs',
-      fake.seed('configmaps', 'jobs', {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: 'billing.settle.json', labels: { 'cronix.dev/app': 'billing' } },
-        data: { 'billing.settle.json': '{}' },
-      }),
-    ],
-  ];
-  const dir = tmp();
-  const backend = createKubernetesBackend(
-    { ...FLAGS, k8sNamespace: 'jobs', kubeconfig: fake.writeKubeconfig(dir) },
-    { now: NOW },
-  );
-  return {
-    backend,
-    raw: async () => fake.dump(),
-    stamp: async () => String(fake.writes().length),
-    assertForeignIntact: async () => {
-      for (const [res, ns, obj] of seeded) {
-        expect(fake.get(res as 'cronjobs', ns, obj.metadata.name)).toEqual(obj);
-      }
-    },
-    close: async () => {
-      await fake.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-});
+backendContract(
+  'kubernetes (API server)',
+  async () => {
+    const fake = await FakeKube.start();
+    const seeded: [string, string, KubeObject][] = [
+      ['cronjobs', 'jobs', fake.seed('cronjobs', 'jobs', foreignCronJob('nightly-backup', {}))],
+      [
+        'cronjobs',
+        'jobs',
+        fake.seed(
+          'cronjobs',
+          'jobs',
+          foreignCronJob('lookalike', { 'cronix.dev/managed': 'false' }),
+        ),
+      ],
+      [
+        'configmaps',
+        'jobs',
+        fake.seed('configmaps', 'jobs', {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'billing.settle.json', labels: { 'cronix.dev/app': 'billing' } },
+          data: { 'billing.settle.json': '{}' },
+        }),
+      ],
+    ];
+    const dir = tmp();
+    const backend = createKubernetesBackend(
+      { ...FLAGS, k8sNamespace: 'jobs', kubeconfig: fake.writeKubeconfig(dir) },
+      { now: NOW },
+    );
+    return {
+      backend,
+      raw: async () => fake.dump(),
+      stamp: async () => String(fake.writes().length),
+      assertForeignIntact: async () => {
+        for (const [res, ns, obj] of seeded) {
+          expect(fake.get(res as 'cronjobs', ns, obj.metadata.name)).toEqual(obj);
+        }
+      },
+      close: async () => {
+        await fake.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+  { seconds: 'refuse' },
+);
 
 const FOREIGN_YAML = `# platform team: do not remove
 apiVersion: apps/v1
@@ -75,25 +83,29 @@ spec:
   schedule: "0 1 * * *"
 `;
 
-backendContract('kubernetes (render-only YAML file)', async () => {
-  const dir = tmp();
-  const file = join(dir, 'cronix.yaml');
-  writeFileSync(file, FOREIGN_YAML);
-  const backend = createKubernetesBackend({ ...FLAGS, k8sRender: file }, { now: NOW });
-  return {
-    backend,
-    raw: async () => readFileSync(file, 'utf8'),
-    stamp: async () => {
-      const s = statSync(file);
-      return `${s.mtimeMs} ${s.ino} ${s.ctimeMs}`;
-    },
-    assertForeignIntact: async () => {
-      const text = readFileSync(file, 'utf8');
-      for (const doc of FOREIGN_YAML.split('---\n')) expect(text).toContain(doc);
-    },
-    close: async () => rmSync(dir, { recursive: true, force: true }),
-  };
-});
+backendContract(
+  'kubernetes (render-only YAML file)',
+  async () => {
+    const dir = tmp();
+    const file = join(dir, 'cronix.yaml');
+    writeFileSync(file, FOREIGN_YAML);
+    const backend = createKubernetesBackend({ ...FLAGS, k8sRender: file }, { now: NOW });
+    return {
+      backend,
+      raw: async () => readFileSync(file, 'utf8'),
+      stamp: async () => {
+        const s = statSync(file);
+        return `${s.mtimeMs} ${s.ino} ${s.ctimeMs}`;
+      },
+      assertForeignIntact: async () => {
+        const text = readFileSync(file, 'utf8');
+        for (const doc of FOREIGN_YAML.split('---\n')) expect(text).toContain(doc);
+      },
+      close: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  },
+  { seconds: 'refuse' },
+);
 
 describe('render-only YAML', () => {
   it('a render file holds exactly the rendered objects after our marker, foreign documents first', async () => {

@@ -21,6 +21,7 @@ import {
   specFileName,
 } from '../../src/reconcile/backends/kubernetes-render.js';
 import { desiredEntries } from '../../src/reconcile/desired.js';
+import { contractManifest } from './contract.js';
 import { loadSpec } from '../../src/shim/spec.js';
 
 type JobInput = Record<string, unknown> & { name: string };
@@ -185,6 +186,40 @@ describe('rendered objects', () => {
       key('CRONIX_REDIS_PREFIX'),
       key('CRON_SECRET'),
     ]);
+  });
+
+  it('a command job: env_from_secrets env refs come from the Secret, file refs are refused, the deadline covers the graceful stop', () => {
+    const [cmd] = desiredEntries(
+      contractManifest('ops', [
+        {
+          name: 'backup',
+          command: {
+            argv: ['/usr/local/bin/backup'],
+            env_from_secrets: { DB_PASSWORD: 'env:DB_PW', TOKEN: 'raw:t' },
+            graceful_stop_seconds: 15,
+          },
+          policy: { timeout_seconds: 100, retries: { max_attempts: 1 } },
+        },
+      ]),
+    );
+    expect(refuseKubernetes(cmd!, FLAGS, NOW)).toBeNull();
+    const job = renderEntry(cmd!, FLAGS).cronJob.spec?.jobTemplate.spec;
+    expect(job?.template.spec?.containers[0]?.env).toEqual([
+      { name: 'CRONIX_HOST_ID', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      {
+        name: 'DB_PW',
+        valueFrom: { secretKeyRef: { name: 'cron-secrets', key: 'DB_PW', optional: true } },
+      },
+    ]);
+    expect(job?.activeDeadlineSeconds).toBe(100 + 15 + 30 + 60);
+    const [fileRef] = desiredEntries(
+      contractManifest('ops', [
+        { name: 'backup', command: { argv: ['/x'], env_from_secrets: { P: 'file:/run/pw' } } },
+      ]),
+    );
+    expect(refuseKubernetes(fileRef!, FLAGS, NOW)).toMatch(
+      /secret ref "file:\/run\/pw": the pod has no such file/,
+    );
   });
 
   it('the ConfigMap holds <app>.<job>.json, which the real shim loads with the same change hash', async () => {

@@ -60,6 +60,10 @@ describe('translateSchedule', () => {
     ['@every 7m', /divide an hour or a day/],
     ['@every 48h', /divide an hour or a day/],
     ['@every 2h30m', /divide an hour or a day/],
+    // the seconds extension: five fields and one Job a minute at most
+    ['*/10 * * * * *', /seconds field.*five fields.*cronix serve.*--backend systemd/],
+    ['@every 30s', /fires every 30 s.*at most one Job a minute.*--backend systemd/],
+    ['0 */5 * * * *', /drop the seconds field: "\*\/5 \* \* \* \*"/],
   ])('refuses %s', (source, reason) => {
     const t = translateSchedule(source, 'UTC');
     expect(t.ok).toBe(false);

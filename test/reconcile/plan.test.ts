@@ -18,7 +18,7 @@ import { changeSetOf, plan, planToJson, renderPlanTable } from '../../src/reconc
 import { backendContract, contractManifest } from './contract.js';
 import { memoryBackend, memoryFixture } from './memory-backend.js';
 
-backendContract('memory (reference)', memoryFixture);
+backendContract('memory (reference)', memoryFixture, { seconds: 'honour' });
 
 const m = contractManifest;
 const owned = (

@@ -131,6 +131,48 @@ describe('manifest sources', () => {
   });
 });
 
+describe('command jobs from a URL (SPEC §11)', () => {
+  const withCommand = manifestOf('ops', [
+    'ping',
+    { name: 'backup', schedule: '0 3 * * *', command: { argv: ['/usr/local/bin/backup'] } },
+  ]);
+  let server: ManifestServer;
+  beforeAll(async () => {
+    server = await startManifestServer(SECRET, JSON.stringify(withCommand));
+  });
+  afterAll(async () => server.close());
+
+  it('a fetched manifest holding a command job is refused with the reason, exit 1, nothing written', async () => {
+    const ws = workspace();
+    const r = await run([
+      'apply',
+      `${server.url}/manifest`,
+      '--secret-ref',
+      'env:MANIFEST_SECRET',
+      ...ws.flags,
+    ]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(
+      `jobs/1/command: command jobs are accepted only from local manifest files, and this manifest was fetched from ${server.url}/manifest`,
+    );
+    expect(server.requests.at(-1)?.verified).toBe(true); // fetched fine, then refused
+    expect(() => statSync(ws.crontab)).toThrow();
+    expect(() => readdirSync(ws.specDir)).toThrow(); // not even created
+  });
+
+  it('the same manifest from a file is accepted: the command job runs through cronix trigger', async () => {
+    const ws = workspace();
+    const r = await run(['apply', ws.manifest(withCommand), ...ws.flags]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(readFileSync(ws.crontab, 'utf8')).toContain('trigger ops.backup');
+    const spec = JSON.parse(readFileSync(`${ws.specDir}/ops.backup.json`, 'utf8')) as {
+      job: { command: { argv: string[] }; request?: unknown };
+    };
+    expect(spec.job.command.argv).toEqual(['/usr/local/bin/backup']);
+    expect(spec.job.request).toBeUndefined();
+  });
+});
+
 describe('fetch limits', () => {
   it('does not follow redirects and caps the body at 10 MiB (exit 1 each)', async () => {
     const server = createHttpServer((req, res) => {

@@ -4,56 +4,18 @@
  * by systemd from a base time, the iterations of all expressions of a schedule are merged, and
  * the first N instants must equal cronix's own `nextFires` from the same base time.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { nextFires, parseSchedule, type CronSpec } from '../../src/contract/schedule/index.js';
+import { parseSchedule, type CronSpec } from '../../src/contract/schedule/index.js';
 import {
   compactValues,
   cronExpressions,
   toOnCalendar,
   weekdayPart,
 } from '../../src/reconcile/backends/systemd-calendar.js';
+import { mergedInstants, ours, run } from './systemd-analyze.js';
 
-const run = promisify(execFile);
 /** The reference instant of the DST check (the horizon runs 28 years from here). */
 const NOW = Date.parse('2026-01-01T00:00:00Z');
-
-/** The instants (epoch ms) systemd computes for `expr` after `baseMs`, read in UTC. */
-async function systemdInstants(expr: string, baseMs: number, n: number): Promise<number[]> {
-  const { stdout } = await run(
-    'systemd-analyze',
-    ['calendar', `--base-time=@${Math.floor(baseMs / 1000)}`, `--iterations=${n}`, expr],
-    { env: { ...process.env, TZ: 'UTC', SYSTEMD_COLORS: '0' } },
-  );
-  const out: number[] = [];
-  for (const line of stdout.split('\n')) {
-    const m = /^\s*(?:Next elapse|Iter\. #\d+): \w{3} (\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d) UTC$/.exec(
-      line,
-    );
-    if (m) out.push(Date.parse(`${m[1]}T${m[2]}Z`));
-  }
-  if (out.length !== n)
-    throw new Error(`systemd-analyze gave ${out.length} of ${n} for ${expr}:\n${stdout}`);
-  return out;
-}
-
-/** The first `n` instants of the union of several expressions (a timer with several lines). */
-async function mergedInstants(
-  lines: readonly string[],
-  baseMs: number,
-  n: number,
-): Promise<string[]> {
-  const all = new Set<number>();
-  for (const line of lines) for (const t of await systemdInstants(line, baseMs, n)) all.add(t);
-  return [...all]
-    .sort((a, b) => a - b)
-    .slice(0, n)
-    .map((t) => new Date(t).toISOString());
-}
-
-const ours = (schedule: string, tz: string, baseMs: number, n: number): string[] =>
-  nextFires(schedule, { timezone: tz, from: baseMs, count: n }).map((d) => d.toISOString());
 
 function translate(schedule: string, tz: string): string[] {
   const parsed = parseSchedule(schedule);

@@ -106,6 +106,30 @@ describe('RuntimeMaxSec= covers the worst-case fire + 30 s', () => {
   });
 });
 
+describe('RuntimeMaxSec= of a command job', () => {
+  it('adds the graceful stop to every attempt and to the Replace wait', async () => {
+    const dir = tempDir();
+    const m = contractManifest('ops', [
+      {
+        name: 'backup',
+        schedules: ['0 3 * * *'],
+        command: { argv: ['/usr/local/bin/backup'], graceful_stop_seconds: 20 },
+        policy: { concurrency: 'Replace', timeout_seconds: 60, retries: { max_attempts: 2 } },
+      },
+    ]);
+    const job = m.jobs[0]!;
+    // 2 × (60 + 20) + backoff 1 + Replace wait (30 + 20) + 30
+    expect(runtimeMaxSeconds(job.policy, 20)).toBe(160 + 1 + 50 + 30);
+    const backend = backendIn(dir);
+    const [entry] = desiredEntries(m);
+    expect(backend.refuse(entry!)).toBeNull();
+    await backend.apply({ deletes: [], updates: [], creates: [entry!] });
+    const body = parseUnitFile(readFileSync(join(dir, 'cronix-ops-backup-0.service'), 'utf8')).body;
+    expect(unitSetting(body, 'RuntimeMaxSec')).toBe('241');
+    expect(unitSetting(body, 'ExecStart')).toMatch(/ trigger ops\.backup /);
+  });
+});
+
 describe('rendered units pass systemd-analyze verify', () => {
   it('service and timer load cleanly (only systemd 252 noting RuntimeMaxSec= is ignored for oneshot)', async () => {
     const dir = tempDir();

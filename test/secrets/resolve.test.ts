@@ -1,14 +1,17 @@
 /** Secret ref parsing and resolution against a real temp dir; reasons never leak values. */
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  MIN_SECRET_BYTES,
   REDACTED,
   parseSecretRef,
   redact,
   refForDisplay,
   resolveSecretRefs,
+  shortSecretsError,
 } from '../../src/secrets/resolve.js';
 
 let dir: string;
@@ -53,6 +56,12 @@ describe('resolveSecretRefs', () => {
     );
     expect(result).toEqual({
       secrets: ['env-secret-1', 'env-secret-2', 'literal-secret', SECRET],
+      resolvedRefs: [
+        'env:CRON_SECRET',
+        'OTHER',
+        'raw:literal-secret',
+        `file:${path.join(dir, 'lf')}`,
+      ],
       unresolved: [],
     });
   });
@@ -98,6 +107,17 @@ describe('resolveSecretRefs', () => {
     const result = resolveSecretRefs([`file:${dir}`], { env });
     expect(result.unresolved).toEqual([
       { ref: `file:${dir}`, reason: 'file not readable: EISDIR' },
+    ]);
+  });
+
+  it('refuses a FIFO or a device instead of blocking on it', () => {
+    const fifo = path.join(dir, 'fifo');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const result = resolveSecretRefs([`file:${fifo}`, 'file:/dev/zero'], { env });
+    expect(result.secrets).toEqual([]);
+    expect(result.unresolved).toEqual([
+      { ref: `file:${fifo}`, reason: 'file not readable: not a regular file' },
+      { ref: 'file:/dev/zero', reason: 'file not readable: not a regular file' },
     ]);
   });
 
@@ -147,6 +167,34 @@ describe('resolveSecretRefs', () => {
     for (const { reason } of result.unresolved) {
       for (const value of values) expect(reason).not.toContain(value);
     }
+  });
+});
+
+describe('shortSecretsError', () => {
+  const env = { LONG: 'x'.repeat(MIN_SECRET_BYTES), SHORT: 'y'.repeat(MIN_SECRET_BYTES - 1) };
+
+  it('accepts secrets of at least 16 bytes', () => {
+    expect(MIN_SECRET_BYTES).toBe(16);
+    expect(shortSecretsError(resolveSecretRefs(['env:LONG'], { env }))).toBeNull();
+    expect(shortSecretsError(resolveSecretRefs([], { env }))).toBeNull();
+  });
+
+  it('names every short ref and its length in bytes, never the value', () => {
+    const message = shortSecretsError(
+      resolveSecretRefs(['env:LONG', 'env:SHORT', 'raw:abc', 'raw:ééééééé'], { env }),
+    );
+    expect(message).toBe(
+      'secret too short: env:SHORT resolves to 15 bytes; raw:[REDACTED] resolves to 3 bytes; ' +
+        'raw:[REDACTED] resolves to 14 bytes; an HMAC signing secret needs at least 16 bytes ' +
+        '(generate one with "openssl rand -hex 32")',
+    );
+    expect(message).not.toContain('yyy');
+    expect(message).not.toContain('abc');
+  });
+
+  it('counts UTF-8 bytes, not characters', () => {
+    // 8 characters, 16 bytes
+    expect(shortSecretsError(resolveSecretRefs(['raw:éééééééé'], { env }))).toBeNull();
   });
 });
 

@@ -50,8 +50,11 @@ it('the trigger path statically loads only the shim, the engine, the contract an
   const inputs = [...staticInputs(meta, 'src/shim/main.ts')];
   expect(inputs).toContain('src/shim/trigger.ts');
   expect(inputs).toContain('src/fire/engine.ts');
+  // the spec is validated by the manifest contract without TypeBox: the AOT-compiled schema
+  expect(inputs).toContain('src/contract/manifest/compiled-check.ts');
+  expect(inputs).toContain('src/contract/manifest/semantic.ts');
   const forbidden = inputs.filter((i) =>
-    /src\/(reconcile|daemon|http|cli\/program|cli\/commands)|node_modules\/(commander|@sinclair|ioredis)|src\/contract\/manifest\/(schema|structural|parse)\.ts/.test(
+    /src\/(reconcile|daemon|http|cli\/program|cli\/commands)|node_modules\/(commander|@sinclair|ioredis)|src\/contract\/manifest\/(schema|structural|parse|compiled-source)\.ts/.test(
       i,
     ),
   );

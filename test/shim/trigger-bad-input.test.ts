@@ -145,6 +145,107 @@ describe('cronix trigger: bad input', () => {
     );
   });
 
+  it('a --fire-time out of range → 3, naming the flag and the accepted range', async () => {
+    const dirs = shimDirs();
+    writeSpec(dirs.specDir, 'app', validJob());
+    for (const value of ['9999999999999', '-1', '2200-01-01T00:00:00Z']) {
+      const run = await runShim('app.job', [...dirArgs(dirs), `--fire-time=${value}`]);
+      expectOneClearLine(
+        run,
+        3,
+        /^--fire-time: ".*" is outside the accepted range 1970-01-01T00:00:00Z to 2199-12-31T23:59:59Z \(Unix seconds 0 to 7258118399\)$/,
+      );
+    }
+  });
+
+  it.each([
+    ['null', null, /job\/auth: expected an object, found null/],
+    ['"x"', 'x', /job\/auth: expected an object, found "x"/],
+    ['{"secret_refs": 5}', { secret_refs: 5 }, /job\/auth\/secret_refs: expected an array/],
+  ])('job.auth %s → 3, naming job/auth like a manifest', async (_name, auth, pattern) => {
+    const dirs = shimDirs();
+    writeSpec(dirs.specDir, 'app', { ...validJob(), auth });
+    expectOneClearLine(await runShim('app.job', dirArgs(dirs)), 3, pattern);
+  });
+
+  it('job.auth missing or {} is valid in a manifest, so the spec fires (the spec-level secret_refs sign)', async () => {
+    const own = await startSink(); // this test sends; the file's sink must stay empty
+    try {
+      for (const auth of [undefined, {}]) {
+        const dirs = shimDirs();
+        const { auth: _dropped, ...job } = validJob();
+        const spec = { ...job, request: { ...job.request, url: `${own.url}/x` } };
+        writeSpec(dirs.specDir, 'app', auth === undefined ? spec : { ...spec, auth });
+        const before = own.requests.length;
+        const run = await runShim('app.job', dirArgs(dirs));
+        expect(run.code).toBe(0);
+        expect(run.lines.at(-1)).toMatchObject({ event: 'success' });
+        expect(own.requests.length).toBe(before + 1);
+      }
+    } finally {
+      await own.close();
+    }
+  });
+
+  it.each([
+    [5, /secret_refs: expected an array of at most 8 entries, found 5/],
+    [[7], /secret_refs\/0: expected a string matching .*, found 7/],
+  ])('spec secret_refs %j → 3, naming it', async (refs, pattern) => {
+    const dirs = shimDirs();
+    writeSpec(dirs.specDir, 'app', validJob(), { secret_refs: refs as never });
+    expectOneClearLine(await runShim('app.job', dirArgs(dirs)), 3, pattern);
+  });
+
+  it.each(['', 'Bad Name', 'a\r\nX-Injected: 1'])(
+    'header name %j → 3, naming the header like a manifest (not retries-exhausted)',
+    async (name) => {
+      const dirs = shimDirs();
+      const job = validJob();
+      writeSpec(dirs.specDir, 'app', {
+        ...job,
+        request: { ...job.request, headers: { [name]: 'v' } },
+      });
+      const run = await runShim('app.job', dirArgs(dirs));
+      expectOneClearLine(
+        run,
+        3,
+        /job\/request\/headers\/[^]*: expected a header name that is an HTTP token/,
+      );
+      expect(String(run.lines[0]?.['msg'])).toContain(JSON.stringify(name));
+    },
+  );
+
+  it('a header value with CR/LF → 3, naming the header', async () => {
+    const dirs = shimDirs();
+    const job = validJob();
+    writeSpec(dirs.specDir, 'app', {
+      ...job,
+      request: { ...job.request, headers: { 'X-Ok': 'a\r\nX-Injected: 1' } },
+    });
+    expectOneClearLine(await runShim('app.job', dirArgs(dirs)), 3, /job\/request\/headers\/X-Ok: /);
+  });
+
+  it('a 1 MB time zone → 3 with a short line naming job/timezone and a cut value', async () => {
+    const dirs = shimDirs();
+    writeSpec(dirs.specDir, 'app', { ...validJob(), timezone: 'A'.repeat(1_000_000) });
+    const run = await runShim('app.job', dirArgs(dirs));
+    expectOneClearLine(run, 3, /job\/timezone: unknown time zone "A+…\(\d+ more characters\)"/);
+    expect(run.stdout.length).toBeLessThan(8 * 1024);
+  });
+
+  it('a secret shorter than 16 bytes → 3, naming the ref and its length, never the value', async () => {
+    const dirs = shimDirs();
+    writeSpec(dirs.specDir, 'app', validJob());
+    const run = await runShim('app.job', dirArgs(dirs), { CRON_SECRET: 's' });
+    expectOneClearLine(
+      run,
+      3,
+      /^secret too short: env:CRON_SECRET resolves to 1 bytes; an HMAC signing secret needs at least 16 bytes/,
+    );
+    // a one-character secret would otherwise be "redacted" out of every word of every line
+    expect(run.stdout).toContain('"event":"internal-error"');
+  });
+
   it('Enqueue in a spec → 3: it needs the daemon', async () => {
     const dirs = shimDirs();
     writeSpec(dirs.specDir, 'app', validJob({ policy: { concurrency: 'Enqueue' } }));

@@ -11,6 +11,7 @@ import {
   normalizedJob,
   runShim,
   shimDirs,
+  TEST_SECRET,
   writeSpec,
   type ShimDirs,
 } from '../helpers/shim.js';
@@ -185,7 +186,7 @@ describe('cronix trigger over HTTP', () => {
       expect(h['x-cron-fencing-token']).toBeUndefined(); // host scope
       const v = verify({
         header: h['x-cron-signature'] as string,
-        secrets: ['test-secret'],
+        secrets: [TEST_SECRET],
         method: req.method,
         path: req.url,
         body: req.body,
@@ -199,7 +200,9 @@ describe('cronix trigger over HTTP', () => {
     expect(run.lines.every((l) => l['run_id'] === runId)).toBe(true);
   });
 
-  it('static headers cannot override the injected X-Cron-* headers', async () => {
+  it('a spec whose static headers would override the injected ones is refused (exit 3), naming each', async () => {
+    // the engine also ignores such headers in any letter case (test/fire/engine.test.ts);
+    // the spec is validated like a manifest, so a hand-edited one never gets that far
     dirs = shimDirs();
     const name = `job-${++n}`;
     const j = normalizedJob('app', {
@@ -207,21 +210,21 @@ describe('cronix trigger over HTTP', () => {
       schedule: '@hourly',
       request: { url: `${sink.url}/x` },
     });
-    // a hand-edited spec file: validation would refuse these headers in a manifest
-    j.request.headers = {
+    j.request!.headers = {
       'X-Cron-Run-Id': 'forged',
       'x-cron-attempt': '99',
       'Idempotency-Key': 'forged',
     };
     writeSpec(dirs.specDir, 'app', j);
-    sink.setScript(sequence([200]));
     const before = since();
     const run = await runShim(`app.${name}`, dirArgs(dirs));
-    expect(run.code).toBe(0);
-    const h = sink.requests[before]?.headers ?? {};
-    expect(h['x-cron-run-id']).not.toBe('forged');
-    expect(h['x-cron-attempt']).toBe('1');
-    expect(h['idempotency-key']).toBe(h['x-cron-run-key']);
+    expect(run.code).toBe(3);
+    expect(run.lines).toHaveLength(1);
+    const msg = String(run.lines[0]?.['msg']);
+    for (const h of ['X-Cron-Run-Id', 'x-cron-attempt', 'Idempotency-Key']) {
+      expect(msg).toContain(`job/request/headers/${h}: header "${h}" is set by cronix`);
+    }
+    expect(since()).toBe(before);
   });
 
   it('carries X-Cron-Previous-Success-Time after a success', async () => {
@@ -235,11 +238,23 @@ describe('cronix trigger over HTTP', () => {
     expect(Number(second?.headers['x-cron-previous-success-time'])).toBeGreaterThan(0);
   });
 
+  it('redacts before cutting: a 4xx body whose secret straddles the 1 KiB cut shows none of it', async () => {
+    const target = job();
+    sink.setScript(sequence([{ status: 400, body: `${'x'.repeat(1012)}${TEST_SECRET}` }]));
+    const run = await runShim(target, dirArgs(dirs));
+    expect(run.code).toBe(1);
+    const excerpt = String(run.lines.at(-1)?.['body_excerpt']);
+    expect(excerpt.length).toBeLessThanOrEqual(1024);
+    expect(excerpt).toContain('[REDACTED]'.slice(0, 8));
+    for (let k = 4; k <= TEST_SECRET.length; k++)
+      expect(run.stdout).not.toContain(TEST_SECRET.slice(0, k));
+  });
+
   it('never writes the secret into its log lines, even when the app echoes it', async () => {
     const target = job();
-    sink.setScript(sequence([{ status: 400, body: 'your secret is test-secret, right?' }]));
+    sink.setScript(sequence([{ status: 400, body: `your secret is ${TEST_SECRET}, right?` }]));
     const run = await runShim(target, dirArgs(dirs));
-    expect(run.stdout).not.toContain('test-secret');
+    expect(run.stdout).not.toContain(TEST_SECRET);
     expect(run.stdout).toContain('[REDACTED]');
   });
 });

@@ -152,6 +152,23 @@ describe('host scope (flock)', () => {
     expect(sink.requests.length).toBe(before);
   });
 
+  it('SIGTERM while Replace waits for a holder that ignores SIGTERM → stopped (75) at once, nothing sent', async () => {
+    const dirs = shimDirs();
+    const target = job(dirs, { concurrency: 'Replace', timeout_seconds: 20 }); // waits up to 10 s
+    const { holder } = await holdLock(dirs, target, 'host-a');
+    const before = sink.requests.length;
+    const b = startShim(target, dirArgs(dirs), { CRONIX_HOST_ID: 'host-a' });
+    await new Promise((r) => setTimeout(r, 1500)); // B sent SIGTERM to the holder and polls
+    const t0 = Date.now();
+    b.child.kill('SIGTERM');
+    const rb = await b.done;
+    holder.kill('SIGKILL');
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(rb.code).toBe(75);
+    expect(rb.lines.at(-1)).toMatchObject({ event: 'stopped', level: 'warn' });
+    expect(sink.requests.length).toBe(before);
+  });
+
   it('Replace does not signal a holder on another host', async () => {
     const dirs = shimDirs();
     const target = job(dirs, { concurrency: 'Replace' });

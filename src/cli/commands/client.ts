@@ -13,11 +13,13 @@ export interface ClientOptions {
   output: OutputFormat;
 }
 
-function endpoint(o: ClientOptions): string {
+/** The daemon's base URL: `--url`, `$CRONIX_URL`, or the default. */
+export function endpoint(o: Pick<ClientOptions, 'url'>): string {
   return (o.url ?? process.env['CRONIX_URL'] ?? 'http://127.0.0.1:7070').replace(/\/$/, '');
 }
 
-function token(o: ClientOptions): string | undefined {
+/** The API token: `$CRONIX_TOKEN`, else the token file. */
+export function token(o: Pick<ClientOptions, 'tokenFile'>): string | undefined {
   if (process.env['CRONIX_TOKEN']) return process.env['CRONIX_TOKEN'];
   const file = o.tokenFile ?? '.cronix/token';
   return existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
@@ -96,8 +98,21 @@ const RUN_COLUMNS = [
   'outcome',
   'attempts',
   'last_status',
+  'duration',
   'scheduled_time',
+  'error',
 ];
+
+/** `1.234s`, `250ms`, `2m05s`: a run's or an attempt's duration for a table. */
+export function duration(ms: unknown): string | null {
+  if (typeof ms !== 'number') return null;
+  if (ms < 1000) return `${ms}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 3 : 1)}s`;
+  const s = Math.round(ms / 1000);
+  return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+}
+
+const withDuration = (r: Row): Row => ({ ...r, duration: duration(r['duration_ms']) });
 
 /** Splits `<app>.<job>`. */
 export function target(text: string): { app: string; job: string } | null {
@@ -140,7 +155,49 @@ export async function runsCommand(
   if (o.limit) q.set('limit', o.limit);
   const json = await call(o, 'GET', `/api/v1/runs${q.size > 0 ? `?${q}` : ''}`);
   if (!json) return EXIT.error;
-  return print(o, json, json['runs'] as Row[], RUN_COLUMNS);
+  return print(o, json, (json['runs'] as Row[]).map(withDuration), RUN_COLUMNS);
+}
+
+/** `cronix runs <id>`: one run, field by field, then its attempts. */
+export async function runCommand(id: string, o: ClientOptions): Promise<number> {
+  const json = await call(o, 'GET', `/api/v1/runs/${encodeURIComponent(id)}`);
+  if (!json) return EXIT.error;
+  if (o.output === 'json') {
+    printJson(json);
+    return EXIT.ok;
+  }
+  const run = withDuration(json);
+  const fields = [
+    'id',
+    'run_key',
+    'app',
+    'job',
+    'trigger',
+    'phase',
+    'outcome',
+    'error',
+    'attempts',
+    'last_status',
+    'output_truncated',
+    'scheduled_time',
+    'created_at',
+    'started_at',
+    'ended_at',
+    'duration',
+  ];
+  const width = Math.max(...fields.map((f) => f.length));
+  const attempts = ((json['attempt_log'] as Row[] | undefined) ?? []).map((a) => ({
+    ...a,
+    duration: duration(a['duration_ms']),
+  }));
+  printLines([
+    ...fields.map((f) => `${f.padEnd(width)}  ${cell(run[f])}`),
+    '',
+    ...(attempts.length === 0
+      ? ['no attempts were sent']
+      : table(attempts, ['attempt', 'started_at', 'duration', 'status', 'error'])),
+  ]);
+  return EXIT.ok;
 }
 
 /** `cronix start app.job [--at T | --after D]`. */

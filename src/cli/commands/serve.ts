@@ -1,5 +1,6 @@
 /** `cronix serve [MANIFEST…]`: runs the daemon until SIGTERM/SIGINT; SIGHUP reloads the manifests. */
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
+import type { Scheduler } from '../../daemon/scheduler.js';
 import { ServeError, startDaemon } from '../../http/serve.js';
 import { EXIT } from '../output.js';
 
@@ -11,15 +12,24 @@ export interface ServeCliOptions {
   auth: boolean;
   gracePeriod: string;
   retentionDays: string;
+  lockBackend?: string;
+  store?: string;
+  replicaId?: string;
+  leaseSeconds?: string;
 }
 
 /** Runs the daemon; resolves with the exit code once it has stopped. */
 export async function serveCommand(manifests: string[], o: ServeCliOptions): Promise<number> {
-  const log = pino({
-    base: undefined,
-    timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
-  });
+  // asynchronous writes: a burst of 10,000 run lines must not stall the dispatch of requests
+  const destination = pino.destination({ dest: 1, sync: false });
+  const log = pino(
+    {
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination,
+  );
   const grace = Number(o.gracePeriod);
   if (!Number.isInteger(grace) || grace < 0) {
     process.stderr.write(
@@ -34,6 +44,13 @@ export async function serveCommand(manifests: string[], o: ServeCliOptions): Pro
     );
     return EXIT.usage;
   }
+  const leaseSeconds = Number(o.leaseSeconds ?? '15');
+  if (!Number.isInteger(leaseSeconds) || leaseSeconds < 3 || leaseSeconds > 600) {
+    process.stderr.write(
+      `error: --lease-seconds: expected whole seconds from 3 to 600, found ${JSON.stringify(o.leaseSeconds)}\n`,
+    );
+    return EXIT.usage;
+  }
   if (manifests.length === 0) {
     process.stderr.write('error: give at least one manifest file: cronix serve manifest.json\n');
     return EXIT.usage;
@@ -45,63 +62,24 @@ export async function serveCommand(manifests: string[], o: ServeCliOptions): Pro
       dataDir: o.dataDir,
       listen: o.listen,
       ...(o.tokenFile ? { tokenFile: o.tokenFile } : {}),
+      ...(o.lockBackend ? { lockBackend: o.lockBackend } : {}),
+      ...(o.store ? { store: o.store } : {}),
+      ...(o.replicaId ? { replicaId: o.replicaId } : {}),
+      leaseSeconds,
+      onWaiting: (message) => log.warn({ event: 'store-waiting' }, message),
       noAuth: !o.auth,
+      retentionDays,
+      onEvents: (events) => logEvents(events, log),
     });
   } catch (err) {
     if (err instanceof ServeError) {
+      destination.flushSync();
       process.stderr.write(`error: ${err.message}\n`);
       return EXIT.error;
     }
     throw err;
   }
   const { scheduler } = daemon;
-  scheduler.events.on('run-ended', (r) =>
-    log[
-      r.outcome === 'success' ||
-      r.outcome === 'duplicate' ||
-      r.outcome === 'skipped' ||
-      r.outcome === 'queue_full'
-        ? 'info'
-        : 'warn'
-    ](
-      {
-        event: 'run-ended',
-        app: r.app,
-        job: r.job,
-        run_id: r.id,
-        run_key: r.runKey,
-        trigger: r.trigger,
-        outcome: r.outcome,
-        attempts: r.attempts,
-        status: r.lastStatus,
-      },
-      `${r.app}/${r.job} ${r.outcome}`,
-    ),
-  );
-  scheduler.events.on('run-started', (r) =>
-    log.info(
-      {
-        event: 'run-started',
-        app: r.app,
-        job: r.job,
-        run_id: r.id,
-        run_key: r.runKey,
-        trigger: r.trigger,
-      },
-      `${r.app}/${r.job} started`,
-    ),
-  );
-  scheduler.events.on('warning', (w) => log.warn({ event: 'warning', err: w.err }, w.msg));
-  scheduler.events.on('timer-drift', (d) =>
-    log.warn(
-      {
-        event: 'timer-drift',
-        expected: new Date(d.expected).toISOString(),
-        actual: new Date(d.actual).toISOString(),
-      },
-      'timer woke off schedule (clock jump or suspended process)',
-    ),
-  );
   log.info(
     {
       event: 'listening',
@@ -123,6 +101,7 @@ export async function serveCommand(manifests: string[], o: ServeCliOptions): Pro
       );
       void daemon.stop(grace * 1000).then(() => {
         log.info({ event: 'stopped' }, 'stopped');
+        destination.flushSync();
         resolve(EXIT.ok);
       });
     };
@@ -135,10 +114,81 @@ export async function serveCommand(manifests: string[], o: ServeCliOptions): Pro
         else
           for (const e of r.errors)
             log.error(
-              { event: 'reload-failed', file: e.file, path: e.path },
-              `${e.file}: ${e.path || '(root)'}: ${e.message}; keeping the previous manifests`,
+              { event: 'reload-failed', ...(e.file ? { file: e.file, path: e.path } : {}) },
+              `${e.file ? `${e.file}: ${e.path || '(root)'}: ` : ''}${e.message}; keeping the previous manifests`,
             );
       });
     });
   });
+}
+
+/** Logs the scheduler's events as JSON lines (attached before start-up recovery runs). */
+function logEvents(events: Scheduler['events'], log: Logger): void {
+  events.on('run-ended', (r) =>
+    log[
+      r.outcome === 'success' ||
+      r.outcome === 'duplicate' ||
+      r.outcome === 'skipped' ||
+      r.outcome === 'queue_full'
+        ? 'info'
+        : 'warn'
+    ](
+      {
+        event: 'run-ended',
+        app: r.app,
+        job: r.job,
+        run_id: r.id,
+        run_key: r.runKey,
+        trigger: r.trigger,
+        outcome: r.outcome,
+        attempts: r.attempts,
+        status: r.lastStatus,
+        ...(r.error !== null ? { err: r.error } : {}),
+      },
+      `${r.app}/${r.job} ${r.outcome}`,
+    ),
+  );
+  events.on('run-started', (r) =>
+    log.info(
+      {
+        event: 'run-started',
+        app: r.app,
+        job: r.job,
+        run_id: r.id,
+        run_key: r.runKey,
+        trigger: r.trigger,
+      },
+      `${r.app}/${r.job} started`,
+    ),
+  );
+  events.on('warning', (w) => log.warn({ event: 'warning', err: w.err }, w.msg));
+  events.on('info', (i) => log.info({ event: 'info' }, i.msg));
+  events.on('store-error', (e) =>
+    log.error(
+      { event: 'store-error', op: e.op, err: e.err, retry_in_ms: e.retryInMs },
+      `store ${e.op} failed: ${e.err}; retrying in ${e.retryInMs} ms`,
+    ),
+  );
+  events.on('downtime', (d) =>
+    log.warn(
+      {
+        event: 'downtime',
+        job: d.job,
+        from: new Date(d.from).toISOString(),
+        to: new Date(d.to).toISOString(),
+        fires: d.fires,
+      },
+      `${d.job}: ${d.fires} fire(s) came due while the scheduler was not running; applied the catch-up policy`,
+    ),
+  );
+  events.on('timer-drift', (d) =>
+    log.warn(
+      {
+        event: 'timer-drift',
+        expected: new Date(d.expected).toISOString(),
+        actual: new Date(d.actual).toISOString(),
+      },
+      'timer woke off schedule (clock jump or suspended process)',
+    ),
+  );
 }

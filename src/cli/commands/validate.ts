@@ -1,14 +1,21 @@
 /** `cronix validate <file>`: exit 0 valid, 1 invalid, 2 usage. */
+import { manifestWarnings } from '../../contract/manifest/warnings.js';
 import { loadManifestFile } from '../../source/file.js';
 import { EXIT, printJson, printLines, type OutputFormat } from '../output.js';
 
 /** Runs the command and returns its exit code. */
 export async function validateCommand(file: string, format: OutputFormat): Promise<number> {
   const result = await loadManifestFile(file);
+  const warnings = result.ok ? manifestWarnings(result.manifest) : [];
   if (format === 'json') {
-    printJson(result.ok ? { valid: true, errors: [] } : { valid: false, errors: result.errors });
+    printJson(
+      result.ok
+        ? { valid: true, errors: [], warnings }
+        : { valid: false, errors: result.errors, warnings },
+    );
     return result.ok ? EXIT.ok : EXIT.error;
   }
+  for (const w of warnings) process.stderr.write(`warning: job ${w.job}: ${w.message}\n`);
   if (result.ok) {
     const { app, jobs } = result.manifest;
     const schedules = jobs.reduce((n, j) => n + j.schedules.length, 0);

@@ -5,7 +5,7 @@
  * their object, so a plain v1 manifest canonicalizes exactly like the public v1 reference.
  */
 import { compareCodeUnits } from './normalize.js';
-import type { Job, JobPolicy, JobRequest, Manifest } from './types.js';
+import type { Job, JobCommand, JobPolicy, JobRequest, Manifest } from './types.js';
 
 /** One JSON string or number. */
 function lit(value: string | number | boolean): string {
@@ -70,16 +70,45 @@ function writePolicy(policy: JobPolicy): string {
   return `${out}}`;
 }
 
+function writeCodes(codes: readonly number[]): string {
+  return `[${codes.map(lit).join(',')}]`;
+}
+
+/**
+ * `command` (SPEC §11): `argv`, then only the fields that were set, in the order `env,
+ * env_from_secrets, cwd, graceful_stop_seconds, max_output_bytes, success_exit_codes,
+ * reject_exit_codes` (map keys sorted by code unit).
+ */
+function writeCommand(command: JobCommand): string {
+  let out = `{"argv":[${command.argv.map(lit).join(',')}]`;
+  if (command.env !== undefined) out += `,"env":${writeHeaders(command.env)}`;
+  if (command.env_from_secrets !== undefined)
+    out += `,"env_from_secrets":${writeHeaders(command.env_from_secrets)}`;
+  out += optionalFields([
+    ['cwd', command.cwd],
+    ['graceful_stop_seconds', command.graceful_stop_seconds],
+    ['max_output_bytes', command.max_output_bytes],
+  ]);
+  if (command.success_exit_codes !== undefined)
+    out += `,"success_exit_codes":${writeCodes(command.success_exit_codes)}`;
+  if (command.reject_exit_codes !== undefined)
+    out += `,"reject_exit_codes":${writeCodes(command.reject_exit_codes)}`;
+  return `${out}}`;
+}
+
 /**
  * The canonical JSON of one job object: `name, schedules, timezone, request, policy, auth`,
- * then `enabled` when set. This is the `job` object of the shim's spec file (SPEC §5).
+ * then the extension fields that are set: `enabled`, `command`. A command job has no `request`
+ * (it is the one v1 key a job may lack). This is the `job` object of the shim's spec file (SPEC §5).
  */
 export function canonicalJob(job: Job): string {
+  const request = job.request === undefined ? '' : `"request":${writeRequest(job.request)},`;
+  const command = job.command === undefined ? '' : `,"command":${writeCommand(job.command)}`;
   return (
     `{"name":${lit(job.name)},"schedules":[${job.schedules.map(lit).join(',')}],` +
-    `"timezone":${lit(job.timezone)},"request":${writeRequest(job.request)},` +
+    `"timezone":${lit(job.timezone)},${request}` +
     `"policy":${writePolicy(job.policy)},"auth":{"secret_refs":[${job.auth.secret_refs.map(lit).join(',')}]}` +
-    `${optionalFields([['enabled', job.enabled]])}}`
+    `${optionalFields([['enabled', job.enabled]])}${command}}`
   );
 }
 

@@ -17,6 +17,15 @@ export const HEADER_NAME_PATTERN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
 /** Pattern of a request header value: any string without CR, LF or NUL. */
 export const HEADER_VALUE_PATTERN = '^[^\\r\\n\\u0000]*$';
 
+/** Pattern of an environment variable name in `command.env` and `command.env_from_secrets`. */
+export const ENV_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
+
+/** Pattern of an argv entry and an env value: any string without NUL (the OS cannot pass one). */
+export const NO_NUL_PATTERN = '^[^\\u0000]*$';
+
+/** Prefix of the environment variables cronix sets for a command (SPEC §11); a job may not set them. */
+export const RESERVED_ENV_PREFIX = 'CRONIX_';
+
 /** HTTP methods a job may use. */
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
@@ -56,6 +65,13 @@ export const LIMITS = {
   catchupWindowSeconds: { min: 0 },
   catchupMaxRuns: { min: 1, max: 1000 },
   jitterSeconds: { min: 0, max: 3600 },
+  argv: { min: 1, max: 1024 },
+  commandEnv: { max: 256 },
+  envFromSecrets: { max: 64 },
+  gracefulStopSeconds: { min: 0, max: 3600 },
+  maxOutputBytes: { min: 0, max: 1024 * 1024 * 1024 },
+  exitCode: { min: 0, max: 255 },
+  exitCodes: { max: 256 },
 } as const;
 
 /** Defaults of the v1 fields; normalization always fills them in. */
@@ -86,6 +102,18 @@ export const EXTENSION_DEFAULTS = {
   jitter_stable_seconds: 0,
   jitter_random_seconds: 0,
   enabled: true,
+} as const;
+
+/**
+ * Defaults of `jobs[].command` (SPEC §11). Like the other extension defaults they are not filled
+ * in by normalization (the canonical form shows what the input set); `effectiveCommand` applies
+ * them.
+ */
+export const COMMAND_DEFAULTS = {
+  graceful_stop_seconds: 10,
+  max_output_bytes: 1024 * 1024,
+  success_exit_codes: [0] as readonly number[],
+  reject_exit_codes: [] as readonly number[],
 } as const;
 
 /** Header-name prefix (lower case) of the headers the engine sets on every attempt (SPEC §5.7). */

@@ -2,10 +2,13 @@
  * Small helpers shared by the structural and semantic checks: safe property access on
  * untrusted values, error paths, and plain-English descriptions of schemas and values.
  */
-import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN } from './defaults.js';
-
-/** Longest string quoted verbatim in a message; longer ones are cut with an ellipsis. */
-const MAX_QUOTED = 80;
+import { echo } from '../echo.js';
+import {
+  ENV_NAME_PATTERN,
+  HEADER_NAME_PATTERN,
+  HEADER_VALUE_PATTERN,
+  NO_NUL_PATTERN,
+} from './defaults.js';
 
 /** True for a non-null, non-array object. */
 export function isRecord(value: unknown): value is Record<string, unknown> {
@@ -33,10 +36,9 @@ export function childPath(parent: string, key: string | number): string {
   return parent === '' ? segment : `${parent}/${segment}`;
 }
 
-/** Quotes a string for a message, cut to a readable length. */
+/** Quotes a string for a message, cut to a readable length (the shared {@link echo}). */
 export function quote(text: string): string {
-  const cut = text.length > MAX_QUOTED ? `${text.slice(0, MAX_QUOTED)}…` : text;
-  return JSON.stringify(cut);
+  return echo(text);
 }
 
 /** Describes any value for the "found ..." half of a message. Never throws. */
@@ -67,6 +69,9 @@ const PATTERN_WORDS: Record<string, string> = {
   [HEADER_NAME_PATTERN]:
     "a header name that is an HTTP token (letters, digits and !#$%&'*+-.^_`|~)",
   [HEADER_VALUE_PATTERN]: 'a header value without CR, LF or NUL characters',
+  [ENV_NAME_PATTERN]:
+    'an environment variable name (letters, digits and _, not starting with a digit)',
+  [NO_NUL_PATTERN]: 'a string without NUL characters',
 };
 
 /** The parts of a JSON-Schema node the descriptions look at. */
@@ -79,6 +84,7 @@ interface SchemaLike {
   maximum?: unknown;
   minItems?: unknown;
   maxItems?: unknown;
+  maxProperties?: unknown;
 }
 
 function range(min: unknown, max: unknown, noun: string): string {
@@ -121,7 +127,9 @@ export function describeSchema(node: unknown): string {
       return 'an array';
     }
     case 'object':
-      return 'an object';
+      return typeof schema.maxProperties === 'number'
+        ? `an object of at most ${schema.maxProperties} entries`
+        : 'an object';
     default:
       return 'a valid value';
   }
@@ -139,8 +147,13 @@ export function describeHeaderValue(value: unknown): string {
 /** `expected X, found Y` for a schema node and the value found. */
 export function mismatch(schema: unknown, value: unknown): string {
   const pattern = isRecord(schema) ? schema['pattern'] : undefined;
+  const maxProperties = isRecord(schema) ? schema['maxProperties'] : undefined;
   const found =
-    pattern === HEADER_VALUE_PATTERN ? describeHeaderValue(value) : describeValue(value);
+    pattern === HEADER_VALUE_PATTERN
+      ? describeHeaderValue(value)
+      : typeof maxProperties === 'number' && isRecord(value)
+        ? `an object of ${Object.keys(value).length} entries`
+        : describeValue(value);
   return `expected ${describeSchema(schema)}, found ${found}`;
 }
 

@@ -3,8 +3,8 @@
  * when the input set them (so canonical forms and change hashes of plain v1 manifests stay
  * v1); consumers read them through these helpers, which apply the defaults.
  */
-import { EXTENSION_DEFAULTS, type CatchupMode } from './defaults.js';
-import type { Job, JobPolicy } from './types.js';
+import { COMMAND_DEFAULTS, EXTENSION_DEFAULTS, type CatchupMode } from './defaults.js';
+import type { Job, JobCommand, JobPolicy } from './types.js';
 
 /** Catch-up settings with every default applied. */
 export interface EffectiveCatchup {
@@ -64,4 +64,40 @@ export function effectivePolicy(job: Job): EffectivePolicy {
 /** Whether the job fires (`enabled`, default true). */
 export function isJobEnabled(job: Job): boolean {
   return job.enabled ?? EXTENSION_DEFAULTS.enabled;
+}
+
+/** A command with every default of SPEC §11 applied. */
+export interface EffectiveCommand {
+  argv: string[];
+  env: Record<string, string>;
+  env_from_secrets: Record<string, string>;
+  /** `null`: the HOME of the cronix process, else `/` (decided where the command runs). */
+  cwd: string | null;
+  graceful_stop_seconds: number;
+  max_output_bytes: number;
+  success_exit_codes: number[];
+  reject_exit_codes: number[];
+}
+
+/** The command with the defaults of SPEC §11 filled in. Does not modify `command`. */
+export function effectiveCommand(command: JobCommand): EffectiveCommand {
+  return {
+    argv: [...command.argv],
+    env: { ...command.env },
+    env_from_secrets: { ...command.env_from_secrets },
+    cwd: command.cwd ?? null,
+    graceful_stop_seconds: command.graceful_stop_seconds ?? COMMAND_DEFAULTS.graceful_stop_seconds,
+    max_output_bytes: command.max_output_bytes ?? COMMAND_DEFAULTS.max_output_bytes,
+    success_exit_codes: [...(command.success_exit_codes ?? COMMAND_DEFAULTS.success_exit_codes)],
+    reject_exit_codes: [...(command.reject_exit_codes ?? COMMAND_DEFAULTS.reject_exit_codes)],
+  };
+}
+
+/**
+ * Seconds one attempt may run past its timeout while it is being stopped: a command job's
+ * `graceful_stop_seconds` (SIGTERM to its process group, SIGKILL after that); 0 for an HTTP job,
+ * whose connection is simply closed.
+ */
+export function attemptStopSeconds(job: Job): number {
+  return job.command === undefined ? 0 : effectiveCommand(job.command).graceful_stop_seconds;
 }

@@ -4,26 +4,31 @@
  */
 export {
   CATCHUP_MODES,
+  COMMAND_DEFAULTS,
   CONCURRENCY_POLICIES,
   CONCURRENCY_SCOPES,
+  ENV_NAME_PATTERN,
   EXTENSION_DEFAULTS,
   HEADER_NAME_PATTERN,
   HEADER_VALUE_PATTERN,
   HTTP_METHODS,
   LIMITS,
   NAME_PATTERN,
+  RESERVED_ENV_PREFIX,
   SECRET_REF_PATTERN,
   V1_DEFAULTS,
 } from './defaults.js';
 export {
   AuthSchema,
   CatchupSchema,
+  CommandSchema,
   JitterSchema,
   JobSchema,
   ManifestSchema,
   PolicySchema,
   RequestSchema,
   RetriesSchema,
+  type CommandInput,
   type JobInput,
   type ManifestInput,
   type PolicyInput,
@@ -38,6 +43,7 @@ export type {
   JitterPolicy,
   Job,
   JobAuth,
+  JobCommand,
   JobPolicy,
   JobRequest,
   Manifest,
@@ -55,8 +61,11 @@ export {
   singleScheduleManifest,
 } from './change-hash.js';
 export {
+  attemptStopSeconds,
+  effectiveCommand,
   effectivePolicy,
   isJobEnabled,
+  type EffectiveCommand,
   type EffectiveCatchup,
   type EffectiveJitter,
   type EffectivePolicy,
@@ -67,3 +76,4 @@ export {
   buildManifestJsonSchema,
   renderManifestJsonSchema,
 } from './json-schema.js';
+export { manifestWarnings, type ManifestWarning } from './warnings.js';

@@ -19,7 +19,7 @@ export function buildManifestJsonSchema(): Record<string, unknown> {
     $id: MANIFEST_SCHEMA_ID,
     title: 'cronix manifest (v1)',
     description:
-      'Periodic HTTP jobs of one application. Besides this schema: job names are unique, schedules must parse and be able to fire, time zones are IANA names, URLs are http(s) with a host and no credentials, reserved headers are refused, retries.min_seconds <= max_seconds, max_concurrent is not used with Allow, queue_max only with Enqueue, catchup.max_runs only with mode "all".',
+      'Periodic jobs of one application: HTTP requests, or commands (daemon and cronix trigger; local manifest files only). Besides this schema: job names are unique, each job has exactly one of request and command, schedules must parse and be able to fire, time zones are IANA names, URLs are http(s) with a host and no credentials, reserved headers are refused, retries.min_seconds <= max_seconds, max_concurrent is not used with Allow, queue_max only with Enqueue, catchup.max_runs only with mode "all"; a command\'s argv[0] is not empty, its cwd is absolute, CRONIX_* variables are reserved, a variable is in env or env_from_secrets but not both, and an exit code is at most once in success_exit_codes and reject_exit_codes together.',
     ...body,
   };
 }

@@ -5,8 +5,8 @@
  * is dropped, so it hashes like an absent one.
  */
 import { V1_DEFAULTS } from './defaults.js';
-import type { JobInput, ManifestInput, PolicyInput } from './schema.js';
-import type { CatchupPolicy, JitterPolicy, Job, JobPolicy, Manifest } from './types.js';
+import type { CommandInput, JobInput, ManifestInput, PolicyInput } from './schema.js';
+import type { CatchupPolicy, JitterPolicy, Job, JobCommand, JobPolicy, Manifest } from './types.js';
 
 /** Compares strings by UTF-16 code units (the order of the canonical form). */
 export function compareCodeUnits(a: string, b: string): number {
@@ -68,23 +68,50 @@ function normalizePolicy(input: PolicyInput | undefined): JobPolicy {
   return policy;
 }
 
-/** Normalizes one valid job. */
+/**
+ * The command as written: only the fields the input set; an empty `env` or `env_from_secrets`
+ * map is dropped (it hashes like an absent one); map keys sorted by code unit.
+ */
+function normalizeCommand(input: CommandInput): JobCommand {
+  const out: JobCommand = { argv: [...input.argv] };
+  if (input.env !== undefined && Object.keys(input.env).length > 0)
+    out.env = sortedRecord(input.env);
+  if (input.env_from_secrets !== undefined && Object.keys(input.env_from_secrets).length > 0)
+    out.env_from_secrets = sortedRecord(input.env_from_secrets);
+  if (input.cwd !== undefined) out.cwd = input.cwd;
+  if (input.graceful_stop_seconds !== undefined)
+    out.graceful_stop_seconds = input.graceful_stop_seconds;
+  if (input.max_output_bytes !== undefined) out.max_output_bytes = input.max_output_bytes;
+  if (input.success_exit_codes !== undefined)
+    out.success_exit_codes = [...input.success_exit_codes];
+  if (input.reject_exit_codes !== undefined) out.reject_exit_codes = [...input.reject_exit_codes];
+  return out;
+}
+
+/** Normalizes one valid job (exactly one of `request` and `command` is set). */
 export function normalizeJob(input: JobInput): Job {
   const schedules = input.schedules ?? (input.schedule === undefined ? [] : [input.schedule]);
+  const request = input.request;
   const job: Job = {
     name: input.name,
     schedules: [...schedules],
     timezone: input.timezone ?? V1_DEFAULTS.timezone,
-    request: {
-      method: input.request.method ?? V1_DEFAULTS.method,
-      url: input.request.url,
-      headers: sortedRecord(input.request.headers ?? {}),
-      body: input.request.body ?? V1_DEFAULTS.body,
-    },
+    // keys in canonical order; `request` only for an HTTP job
+    ...(request !== undefined
+      ? {
+          request: {
+            method: request.method ?? V1_DEFAULTS.method,
+            url: request.url,
+            headers: sortedRecord(request.headers ?? {}),
+            body: request.body ?? V1_DEFAULTS.body,
+          },
+        }
+      : {}),
     policy: normalizePolicy(input.policy),
     auth: { secret_refs: [...(input.auth?.secret_refs ?? [])] },
   };
   if (input.enabled !== undefined) job.enabled = input.enabled;
+  if (input.command !== undefined) job.command = normalizeCommand(input.command);
   return job;
 }
 

@@ -16,13 +16,16 @@ import {
 import {
   CATCHUP_MODES,
   CONCURRENCY_POLICIES,
+  COMMAND_DEFAULTS,
   CONCURRENCY_SCOPES,
+  ENV_NAME_PATTERN,
   EXTENSION_DEFAULTS,
   HEADER_NAME_PATTERN,
   HEADER_VALUE_PATTERN,
   HTTP_METHODS,
   LIMITS,
   NAME_PATTERN,
+  NO_NUL_PATTERN,
   SECRET_REF_PATTERN,
   V1_DEFAULTS,
 } from './defaults.js';
@@ -47,7 +50,7 @@ function int(min: number, max: number | undefined, options: SchemaOptions) {
 
 const ScheduleExpression = Type.String({
   description:
-    '5-field cron (min hour dom month dow), a shortcut (@hourly @daily @midnight @weekly @monthly @yearly @annually) or @every <N>{s|m|h} of at least 60 s.',
+    '5-field cron (min hour dom month dow), 6-field cron with seconds first (sec min hour dom month dow; daemon mode and the systemd backend only), a shortcut (@hourly @daily @midnight @weekly @monthly @yearly @annually) or @every <N>{s|m|h} of at least 1 s (below 60 s: daemon mode and the systemd backend only).',
 });
 
 /** `jobs[].request`. */
@@ -83,6 +86,84 @@ export const RequestSchema = Type.Object(
     ),
   },
   { additionalProperties: false, description: 'The HTTP request sent at each fire.' },
+);
+
+/** A map from environment variable names to strings matching `valuePattern`. */
+function envMap(valuePattern: string, maxProperties: number, description: string) {
+  return Type.Record(
+    Type.String({ pattern: ENV_NAME_PATTERN }),
+    Type.String({ pattern: valuePattern }),
+    { additionalProperties: false, maxProperties, description, default: {} },
+  );
+}
+
+/** A list of process exit codes. */
+function exitCodes(minItems: number, description: string, defaults: readonly number[]) {
+  return Type.Array(int(LIMITS.exitCode.min, LIMITS.exitCode.max, {}), {
+    minItems,
+    maxItems: LIMITS.exitCodes.max,
+    description,
+    default: [...defaults],
+  });
+}
+
+/** `jobs[].command` (extension, SPEC §11). */
+export const CommandSchema = Type.Object(
+  {
+    argv: Type.Array(Type.String({ pattern: NO_NUL_PATTERN }), {
+      minItems: LIMITS.argv.min,
+      maxItems: LIMITS.argv.max,
+      description:
+        'Program and arguments, run without a shell (no globbing, pipes or $VAR expansion). argv[0] is a path, or a name looked up in PATH.',
+    }),
+    env: Type.Optional(
+      envMap(
+        NO_NUL_PATTERN,
+        LIMITS.commandEnv.max,
+        'Environment variables of the command (not secret: they are part of the manifest). Names starting with CRONIX_ are reserved.',
+      ),
+    ),
+    env_from_secrets: Type.Optional(
+      envMap(
+        SECRET_REF_PATTERN,
+        LIMITS.envFromSecrets.max,
+        'Environment variables whose values are secret refs (env:NAME, file:/path, raw:literal), resolved by cronix at start-up; redacted from captured output.',
+      ),
+    ),
+    cwd: Type.Optional(
+      Type.String({
+        pattern: NO_NUL_PATTERN,
+        description: 'Absolute working directory. Absent: the HOME of cronix, else /.',
+      }),
+    ),
+    graceful_stop_seconds: Type.Optional(
+      int(LIMITS.gracefulStopSeconds.min, LIMITS.gracefulStopSeconds.max, {
+        description:
+          'When the command is stopped (timeout, Replace, cancel): seconds between SIGTERM and SIGKILL to its process group.',
+        default: COMMAND_DEFAULTS.graceful_stop_seconds,
+      }),
+    ),
+    max_output_bytes: Type.Optional(
+      int(LIMITS.maxOutputBytes.min, LIMITS.maxOutputBytes.max, {
+        description: 'Bytes of stdout and stderr kept per run; the rest is dropped.',
+        default: COMMAND_DEFAULTS.max_output_bytes,
+      }),
+    ),
+    success_exit_codes: Type.Optional(
+      exitCodes(1, 'Exit codes that mean success.', COMMAND_DEFAULTS.success_exit_codes),
+    ),
+    reject_exit_codes: Type.Optional(
+      exitCodes(
+        0,
+        'Exit codes that mean the job refused the run (app_rejected, no retry). Any other exit code or a signal is retried.',
+        COMMAND_DEFAULTS.reject_exit_codes,
+      ),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'A command run at each fire, instead of an HTTP request (SPEC §11).',
+  },
 );
 
 /** `jobs[].policy.retries`. */
@@ -234,7 +315,8 @@ export const JobSchema = Type.Object(
         default: V1_DEFAULTS.timezone,
       }),
     ),
-    request: RequestSchema,
+    request: Type.Optional(RequestSchema),
+    command: Type.Optional(CommandSchema),
     policy: Type.Optional(PolicySchema),
     auth: Type.Optional(AuthSchema),
     enabled: Type.Optional(
@@ -246,9 +328,13 @@ export const JobSchema = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'A periodic HTTP job. Exactly one of "schedule" or "schedules".',
-    // For editors only: the compiled checker ignores `oneOf`; semantic.ts reports this rule.
-    oneOf: [{ required: ['schedule'] }, { required: ['schedules'] }],
+    description:
+      'A periodic job: an HTTP request or a command. Exactly one of "schedule" or "schedules", and exactly one of "request" or "command".',
+    // For editors only: the compiled checker ignores `allOf`; semantic.ts reports these rules.
+    allOf: [
+      { oneOf: [{ required: ['schedule'] }, { required: ['schedules'] }] },
+      { oneOf: [{ required: ['request'] }, { required: ['command'] }] },
+    ],
   },
 );
 
@@ -272,5 +358,7 @@ export type ManifestInput = Static<typeof ManifestSchema>;
 export type JobInput = Static<typeof JobSchema>;
 /** A job's request as written. */
 export type RequestInput = Static<typeof RequestSchema>;
+/** A job's command as written. */
+export type CommandInput = Static<typeof CommandSchema>;
 /** A job's policy as written. */
 export type PolicyInput = Static<typeof PolicySchema>;

@@ -12,6 +12,7 @@ import {
   EXTENSION_DEFAULTS,
 } from './defaults.js';
 import { childPath, isRecord, own, quote } from './describe.js';
+import { checkCommand } from './command-rules.js';
 import { checkReservedHeader, checkUrl } from './request-rules.js';
 import type { ManifestError } from './types.js';
 
@@ -188,7 +189,17 @@ function checkJob(
   checkSchedules(out, job, path);
   checkTimezone(out, job, path);
   const request = own(job, 'request');
+  const command = own(job, 'command');
+  if (request === undefined && command === undefined) {
+    out.add(path, 'expected exactly one of "request" (an HTTP job) or "command", found neither');
+  } else if (request !== undefined && command !== undefined) {
+    out.add(
+      path,
+      'expected exactly one of "request" (an HTTP job) or "command", found both; keep one',
+    );
+  }
   if (isRecord(request)) checkRequest(out, request, childPath(path, 'request'));
+  checkCommand((p, m) => out.add(p, m), command, childPath(path, 'command'));
   checkPolicy(out, own(job, 'policy'), childPath(path, 'policy'));
 }
 

@@ -19,6 +19,30 @@ export interface JobRequest {
   body: string;
 }
 
+/**
+ * The command of a command job (extension, SPEC §11), run without a shell. Only the fields the
+ * input set are present (`effectiveCommand` supplies the defaults); `env` and `env_from_secrets`
+ * keep their keys sorted by code unit.
+ */
+export interface JobCommand {
+  /** Program and arguments, passed to the OS as they are (no shell, no expansion). */
+  argv: string[];
+  /** Environment variables set for the command (values are not secret). */
+  env?: Record<string, string>;
+  /** Environment variables whose values come from secret refs, resolved by cronix. */
+  env_from_secrets?: Record<string, string>;
+  /** Absolute working directory (effective default: the cronix process's HOME, else `/`). */
+  cwd?: string;
+  /** Seconds between SIGTERM and SIGKILL when the command is stopped (effective default 10). */
+  graceful_stop_seconds?: number;
+  /** Output bytes kept per run; the rest is dropped (effective default 1 MiB). */
+  max_output_bytes?: number;
+  /** Exit codes that mean success (effective default `[0]`). */
+  success_exit_codes?: number[];
+  /** Exit codes that mean the job refused the run: `app_rejected`, no retry (default `[]`). */
+  reject_exit_codes?: number[];
+}
+
 /** Retry policy of one fire. */
 export interface RetryPolicy {
   /** Attempts per fire including the first, 1..10 (default 3). */
@@ -81,8 +105,10 @@ export interface Job {
   schedules: string[];
   /** IANA time zone (default `UTC`). */
   timezone: string;
-  /** The HTTP request. */
-  request: JobRequest;
+  /** The HTTP request (an HTTP job). Exactly one of `request` and `command` is set. */
+  request?: JobRequest;
+  /** Extension: the command (a command job, SPEC §11). Exactly one of `request` and `command`. */
+  command?: JobCommand;
   /** The policy. */
   policy: JobPolicy;
   /** Signing settings. */

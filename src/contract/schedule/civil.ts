@@ -4,6 +4,8 @@
  * wall-clock time with these instead of `Date` objects: no allocation, no zone.
  */
 
+/** Milliseconds in a second. */
+export const SECOND_MS = 1000;
 /** Milliseconds in a minute. */
 export const MINUTE_MS = 60_000;
 /** Milliseconds in a day. */

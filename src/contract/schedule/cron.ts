@@ -1,15 +1,37 @@
 /**
- * Parser for the schedule language of SPEC §3: classic 5-field cron, the
- * `@hourly`-style shortcuts and `@every <N>{h,m,s}`. Produces plain values;
- * matching and fire computation live in `next.ts`.
+ * Parser for the schedule language of SPEC §3: classic 5-field cron, 6-field cron with a
+ * leading seconds field (the seconds extension), the `@hourly`-style shortcuts and
+ * `@every <N>{h,m,s}`. Produces plain values; matching and fire computation live in `next.ts`.
  */
+import { echo } from '../echo.js';
 import { daysInMonth } from './civil.js';
+import {
+  CLASSIC_FIELDS,
+  FieldError,
+  nextTable,
+  parseField,
+  SECOND_FIELD,
+  type FieldDef,
+} from './fields.js';
 
-/** A parsed 5-field cron expression (shortcuts are expanded to this form). */
+/**
+ * A parsed cron expression: 5 fields, or 6 with a leading seconds field (shortcuts are
+ * expanded to the 5-field form). A 5-field expression fires at second 0.
+ */
 export interface CronSpec {
   readonly kind: 'cron';
   /** The expression as written by the user (trimmed). */
   readonly source: string;
+  /** How many fields the expression has: 6 when it starts with a seconds field. */
+  readonly fields: 5 | 6;
+  /** `seconds[s] === 1` when second s (0..59) matches; only second 0 for 5 fields. */
+  readonly seconds: Uint8Array;
+  /**
+   * The seconds field selects more than second 0 alone, so fires need second resolution
+   * (`*\/10 * * * * *`, `30 0 9 * * *`). False for every 5-field expression and for a 6-field
+   * one whose seconds field is `0`: those fire on whole minutes.
+   */
+  readonly secondResolution: boolean;
   /** `minutes[m] === 1` when minute m (0..59) matches. */
   readonly minutes: Uint8Array;
   /** Hours 0..23. */
@@ -29,6 +51,8 @@ export interface CronSpec {
    * wall-clock time, so the DST rules for fixed-time jobs apply (SPEC §3).
    */
   readonly fixedTime: boolean;
+  /** `nextSecond[s]`: smallest matching second ≥ s, or -1. Length 61. */
+  readonly nextSecond: Int8Array;
   /** `nextMinute[m]`: smallest matching minute ≥ m, or -1. Length 61. */
   readonly nextMinute: Int8Array;
   /** `nextHour[h]`: smallest matching hour ≥ h, or -1. Length 25. */
@@ -50,8 +74,8 @@ export type Schedule = CronSpec | EverySpec;
 /** Result of parsing: a value, never an exception. */
 export type ScheduleParseResult = { ok: true; schedule: Schedule } | { ok: false; error: string };
 
-/** Smallest `@every` interval (SPEC §3). */
-export const MIN_EVERY_SECONDS = 60;
+/** Smallest `@every` interval (SPEC §3, seconds extension). */
+export const MIN_EVERY_SECONDS = 1;
 /** Largest `@every` interval accepted (100 years); longer ones are surely typos. */
 export const MAX_EVERY_SECONDS = 100 * 366 * 86_400;
 
@@ -65,111 +89,6 @@ const SHORTCUTS: Readonly<Record<string, string>> = {
   '@hourly': '0 * * * *',
 };
 
-const MONTH_NAMES = [
-  'jan',
-  'feb',
-  'mar',
-  'apr',
-  'may',
-  'jun',
-  'jul',
-  'aug',
-  'sep',
-  'oct',
-  'nov',
-  'dec',
-];
-const DOW_NAMES = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
-
-interface FieldDef {
-  readonly label: string;
-  readonly min: number;
-  readonly max: number;
-  readonly names?: readonly string[];
-  /** Value of the first name (1 for months, 0 for weekdays). */
-  readonly nameBase?: number;
-}
-
-const FIELDS: readonly FieldDef[] = [
-  { label: 'minute', min: 0, max: 59 },
-  { label: 'hour', min: 0, max: 23 },
-  { label: 'day-of-month', min: 1, max: 31 },
-  { label: 'month', min: 1, max: 12, names: MONTH_NAMES, nameBase: 1 },
-  { label: 'day-of-week', min: 0, max: 7, names: DOW_NAMES, nameBase: 0 },
-];
-
-class FieldError extends Error {}
-
-function parseValue(token: string, def: FieldDef): number {
-  if (/^\d+$/.test(token)) {
-    const n = Number(token);
-    if (n < def.min || n > def.max) {
-      throw new FieldError(`${def.label} value ${token} is out of range ${def.min}-${def.max}`);
-    }
-    return n;
-  }
-  const lower = token.toLowerCase();
-  const idx = def.names ? def.names.indexOf(lower) : -1;
-  if (idx >= 0 && def.names && def.nameBase !== undefined) return idx + def.nameBase;
-  const hint = def.names
-    ? ` (a number ${def.min}-${def.max} or a name like ${def.names[1]?.toUpperCase()})`
-    : ` (a number ${def.min}-${def.max})`;
-  throw new FieldError(`${def.label} value "${token}" is not valid${hint}`);
-}
-
-function parseStep(text: string, def: FieldDef): number {
-  if (!/^\d+$/.test(text) || Number(text) < 1) {
-    throw new FieldError(`${def.label} step "/${text}" must be a positive integer`);
-  }
-  return Number(text);
-}
-
-/** Parses one comma-separated field into a 0/1 table indexed by value. */
-function parseField(text: string, def: FieldDef): Uint8Array {
-  const bits = new Uint8Array(def.max + 1);
-  for (const item of text.split(',')) {
-    if (item === '') throw new FieldError(`${def.label} field "${text}" has an empty list item`);
-    const slash = item.indexOf('/');
-    const rangePart = slash >= 0 ? item.slice(0, slash) : item;
-    const step = slash >= 0 ? parseStep(item.slice(slash + 1), def) : 1;
-    let lo: number;
-    let hi: number;
-    if (rangePart === '*') {
-      lo = def.min;
-      hi = def.label === 'day-of-week' ? 6 : def.max;
-    } else {
-      const dash = rangePart.indexOf('-');
-      if (dash >= 0) {
-        lo = parseValue(rangePart.slice(0, dash), def);
-        hi = parseValue(rangePart.slice(dash + 1), def);
-        if (lo > hi) {
-          throw new FieldError(
-            `${def.label} range "${rangePart}" is reversed (start must not exceed end)`,
-          );
-        }
-      } else {
-        lo = parseValue(rangePart, def);
-        // `a/n` means "from a to the end of the range, every n" (as in cronie and croner);
-        // in day-of-week, `7/n` starts at Sunday (0), since 7 is Sunday too.
-        if (slash >= 0 && def.label === 'day-of-week' && lo === 7) lo = 0;
-        hi = slash >= 0 ? (def.label === 'day-of-week' ? 6 : def.max) : lo;
-      }
-    }
-    for (let v = lo; v <= hi; v += step) bits[v] = 1;
-  }
-  return bits;
-}
-
-function nextTable(bits: Uint8Array, size: number): Int8Array {
-  const table = new Int8Array(size + 1).fill(-1);
-  let next = -1;
-  for (let i = size - 1; i >= 0; i--) {
-    if (bits[i] === 1) next = i;
-    table[i] = next;
-  }
-  return table;
-}
-
 const EVERY_RE = /^@every\s+(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/i;
 
 function parseEvery(source: string): ScheduleParseResult {
@@ -177,7 +96,7 @@ function parseEvery(source: string): ScheduleParseResult {
   if (!match || (match[1] === undefined && match[2] === undefined && match[3] === undefined)) {
     return {
       ok: false,
-      error: `"${source}" is not a valid @every interval (expected e.g. "@every 5m", "@every 1h30m", "@every 90s")`,
+      error: `${echo(source)} is not a valid @every interval (expected e.g. "@every 5m", "@every 1h30m", "@every 10s")`,
     };
   }
   const seconds = Number(match[1] ?? 0) * 3600 + Number(match[2] ?? 0) * 60 + Number(match[3] ?? 0);
@@ -230,6 +149,13 @@ export function parseSchedule(expression: string): ScheduleParseResult {
 const MAX_INTERNED = 100_000;
 const interned = new Map<string, ScheduleParseResult>();
 
+/** The seconds table of every 5-field expression: second 0 only. */
+const SECOND_ZERO = ((): Uint8Array => {
+  const bits = new Uint8Array(60);
+  bits[0] = 1;
+  return bits;
+})();
+
 function parseUncached(expression: string): ScheduleParseResult {
   const source = expression.trim();
   if (source === '') return { ok: false, error: 'schedule is empty' };
@@ -240,20 +166,25 @@ function parseUncached(expression: string): ScheduleParseResult {
     if (expanded === undefined) {
       return {
         ok: false,
-        error: `unknown shortcut "${source}" (expected one of ${Object.keys(SHORTCUTS).join(', ')} or @every <interval>)`,
+        error: `unknown shortcut ${echo(source)} (expected one of ${Object.keys(SHORTCUTS).join(', ')} or @every <interval>)`,
       };
     }
     cronText = expanded;
   }
-  const fields = cronText.split(/\s+/);
-  if (fields.length !== 5) {
+  const all = cronText.split(/\s+/);
+  if (all.length !== 5 && all.length !== 6) {
     return {
       ok: false,
-      error: `expected 5 fields (minute hour day-of-month month day-of-week), found ${fields.length} in "${source}"`,
+      error:
+        `expected 5 fields (minute hour day-of-month month day-of-week) or 6 (second minute ` +
+        `hour day-of-month month day-of-week), found ${all.length} in ${echo(source)}`,
     };
   }
+  const withSeconds = all.length === 6;
+  const fields = (withSeconds ? all.slice(1) : all) as [string, string, string, string, string];
   try {
-    const tables = fields.map((f, i) => parseField(f, FIELDS[i] as FieldDef));
+    const seconds = withSeconds ? parseField(all[0] as string, SECOND_FIELD) : SECOND_ZERO;
+    const tables = fields.map((f, i) => parseField(f, CLASSIC_FIELDS[i] as FieldDef));
     const [minutes, hours, doms, months, dowsRaw] = tables as [
       Uint8Array,
       Uint8Array,
@@ -263,19 +194,13 @@ function parseUncached(expression: string): ScheduleParseResult {
     ];
     const dows = dowsRaw.slice(0, 7);
     if (dowsRaw[7] === 1) dows[0] = 1; // 7 is Sunday too
-    const [minuteField, hourField, domField, , dowField] = fields as [
-      string,
-      string,
-      string,
-      string,
-      string,
-    ];
+    const [minuteField, hourField, domField, , dowField] = fields;
     const domStar = domField.startsWith('*');
     const dowStar = dowField.startsWith('*');
     if (!canEverFire(months, doms, domStar, dowStar)) {
       return {
         ok: false,
-        error: `schedule "${source}" can never fire (no such day in the selected months)`,
+        error: `schedule ${echo(source)} can never fire (no such day in the selected months)`,
       };
     }
     return {
@@ -283,6 +208,9 @@ function parseUncached(expression: string): ScheduleParseResult {
       schedule: {
         kind: 'cron',
         source,
+        fields: withSeconds ? 6 : 5,
+        seconds,
+        secondResolution: seconds.some((bit, s) => bit === 1 && s !== 0),
         minutes,
         hours,
         doms,
@@ -290,14 +218,16 @@ function parseUncached(expression: string): ScheduleParseResult {
         dows,
         domStar,
         dowStar,
+        // SPEC §3: the DST rule looks at the minute and hour fields only, whatever the seconds
         fixedTime: !minuteField.startsWith('*') && !hourField.startsWith('*'),
+        nextSecond: nextTable(seconds, 60),
         nextMinute: nextTable(minutes, 60),
         nextHour: nextTable(hours, 24),
         nextMonth: nextTable(months, 13),
       },
     };
   } catch (err) {
-    if (err instanceof FieldError) return { ok: false, error: `${err.message} in "${source}"` };
+    if (err instanceof FieldError) return { ok: false, error: `${err.message} in ${echo(source)}` };
     throw err;
   }
 }

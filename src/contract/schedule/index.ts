@@ -1,6 +1,8 @@
 /**
  * Schedules and time (SPEC §3): parsing, validation, next/previous fire
- * instants in an IANA time zone with the classic cron DST rules.
+ * instants in an IANA time zone with the classic cron DST rules. 5-field
+ * cron fires on whole minutes; 6-field cron (seconds first) and `@every`
+ * down to 1 s fire on whole seconds (the seconds extension).
  *
  * All instants are epoch milliseconds (UTC). The engine is written here rather
  * than wrapped from croner or cron-parser because neither implements the
@@ -41,7 +43,8 @@ function resolve(schedule: Schedule | string, timezone: string): Schedule {
 
 /**
  * The first fire instant strictly after `after` (epoch ms), or null when the
- * schedule has no fire within the search horizon (about 12 years).
+ * schedule has no fire within the search horizon (41 years; every valid schedule fires within
+ * 40).
  * `schedule` must be a parsed schedule and `timezone` a valid zone.
  */
 export function nextFire(schedule: Schedule, timezone: string, after: number): number | null {
@@ -55,6 +58,27 @@ export function previousFire(
   atOrBefore: number,
 ): number | null {
   return previousAtOrBefore(schedule, getZone(timezone), atOrBefore);
+}
+
+/** How early a host scheduler may start a fire's process and still serve it (SPEC §5.4). */
+export const EARLY_START_TOLERANCE_MS = 1000;
+
+/**
+ * The fire a process started by a host scheduler at `startedAt` (epoch ms) serves: the latest
+ * fire ≤ `startedAt` + 1 s (SPEC §5.4; the second covers a scheduler that starts it a little
+ * early). A fire at most that second *before* the start wins over one within the second
+ * *after* it, so a start of a schedule firing every second, a few hundred milliseconds late,
+ * is not mistaken for an early start of the next fire. For fires 2 s or more apart this is
+ * exactly the latest fire ≤ `startedAt` + 1 s.
+ */
+export function fireServedAt(
+  schedule: Schedule,
+  timezone: string,
+  startedAt: number,
+): number | null {
+  const latest = previousFire(schedule, timezone, startedAt);
+  if (latest !== null && startedAt - latest < EARLY_START_TOLERANCE_MS) return latest;
+  return previousFire(schedule, timezone, startedAt + EARLY_START_TOLERANCE_MS);
 }
 
 /** Options of {@link nextFires}. */

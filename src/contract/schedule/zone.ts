@@ -5,6 +5,7 @@
  * at t" and "which transitions surround t" — so a table lookup replaces an
  * `Intl.DateTimeFormat` call (about 2 µs) on the hot path.
  */
+import { echo } from '../echo.js';
 import { DAY_MS, utcYear, yearStartMs } from './civil.js';
 
 /** An offset change: from `at` (epoch ms, UTC) on, local = UTC + `after`. */
@@ -189,18 +190,18 @@ const validZones = new Set<string>(['UTC']);
 
 function checkTimeZoneUncached(name: unknown): string | null {
   if (typeof name !== 'string' || name === '')
-    return `expected an IANA time zone name such as "Europe/Berlin", found ${JSON.stringify(name)}`;
+    return `expected an IANA time zone name such as "Europe/Berlin", found ${echo(String(name))}`;
   if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(name)) {
-    return `expected an IANA time zone name such as "Europe/Berlin", found ${JSON.stringify(name)}`;
+    return `expected an IANA time zone name such as "Europe/Berlin", found ${echo(String(name))}`;
   }
   let resolved: string;
   try {
     resolved = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
   } catch {
-    return `unknown time zone ${JSON.stringify(name)} (expected an IANA name such as "America/New_York")`;
+    return `unknown time zone ${echo(String(name))} (expected an IANA name such as "America/New_York")`;
   }
   if (resolved !== name && resolved.toLowerCase() === name.toLowerCase()) {
-    return `time zone ${JSON.stringify(name)} has the wrong letter case; use ${JSON.stringify(resolved)}`;
+    return `time zone ${echo(String(name))} has the wrong letter case; use ${JSON.stringify(resolved)}`;
   }
   return null;
 }

@@ -1,9 +1,19 @@
 /**
- * The daemon's store seam (SPEC §7): the run ledger, the Enqueue queues, the
- * scheduler checkpoint and paused jobs. SQLite (`sqlite.ts`) is the default;
- * a PostgreSQL store for high availability must pass the same contract suite
- * (`test/daemon/store-contract.ts`). All methods are async so a network store
- * fits; every write is durable when its promise resolves.
+ * The daemon's store seam (SPEC §7, §9): the run ledger, the Enqueue queues,
+ * the scheduler checkpoints, paused jobs, and the two claims that make
+ * "once" a store operation:
+ *
+ * - the **run-key claim**: a run key is held by at most one running run, and
+ *   a key that succeeded stays held for good; a run claims its key in the same
+ *   transaction that makes it `running`, so the check and the take are one step;
+ * - the **fire claim**: a scheduled instant `(app, job, schedule index, time)`
+ *   is recorded at most once (insert-if-absent), whatever the clock or a second
+ *   scheduler does.
+ *
+ * SQLite (`sqlite.ts`) is the default; a PostgreSQL store for high
+ * availability passes the same contract suite (`test/daemon/store-contract.ts`)
+ * and adds its epoch fence to {@link Store.write}. All methods are async so a
+ * network store fits; every write is durable when its promise resolves.
  */
 
 /** Where a run is in its life. */
@@ -42,6 +52,17 @@ export const RUN_PHASES: readonly RunPhase[] = ['queued', 'running', 'ended'];
 /** What caused a run. */
 export type RunTrigger = 'schedule' | 'catchup' | 'manual' | 'replay';
 
+/** One attempt of a run (SPEC §9 item 7). Times are epoch milliseconds. */
+export interface AttemptLogEntry {
+  attempt: number;
+  startedAt: number;
+  durationMs: number;
+  /** HTTP status, when a response arrived. */
+  status: number | null;
+  /** Short reason when the attempt failed (`HTTP 503`, `connect ECONNREFUSED …`). */
+  error: string | null;
+}
+
 /** One row of the ledger. Times are epoch milliseconds. */
 export interface RunRecord {
   /** UUIDv7. */
@@ -63,11 +84,33 @@ export interface RunRecord {
   endedAt: number | null;
   /**
    * For `queued` runs: not to be admitted before this instant (delayed manual
-   * triggers, jitter); null = as soon as there is room.
+   * triggers); null = as soon as there is room.
    */
   dueAt: number | null;
-  /** FIFO position among queued runs of the same job (monotonic; assigned by the store on insert). */
+  /** Why the run ended as it did, in a few words; never a secret. Null for a success. */
+  error: string | null;
+  /** Every attempt sent, in order; empty when none was. */
+  attemptLog: AttemptLogEntry[];
+  /**
+   * A command job's output went past `max_output_bytes` and the rest was dropped (SPEC §11).
+   * Always false for HTTP jobs.
+   */
+  outputTruncated: boolean;
+  /** Position in the ledger (monotonic; assigned by the store on insert): FIFO order of queues. */
   seq: number;
+}
+
+/**
+ * The process of a command run's current attempt (SPEC §11), recorded so that a daemon that
+ * crashed can stop it at its next start. `startTime` identifies the process beyond its pid
+ * (boot id and start time, see `src/fire/process-group.ts`); null where the OS does not say.
+ */
+export interface RunProcess {
+  runId: string;
+  app: string;
+  job: string;
+  pid: number;
+  startTime: string | null;
 }
 
 /** A new run; the store assigns `seq`. */
@@ -77,9 +120,83 @@ export type NewRun = Omit<RunRecord, 'seq'>;
 export type RunPatch = Partial<
   Pick<
     RunRecord,
-    'phase' | 'outcome' | 'attempts' | 'lastStatus' | 'startedAt' | 'endedAt' | 'dueAt'
+    | 'phase'
+    | 'outcome'
+    | 'attempts'
+    | 'lastStatus'
+    | 'startedAt'
+    | 'endedAt'
+    | 'dueAt'
+    | 'error'
+    | 'attemptLog'
   >
 >;
+
+/** The fields of a run's end. */
+export type EndPatch = Pick<RunRecord, 'outcome' | 'endedAt' | 'error'> &
+  Partial<Pick<RunRecord, 'attempts' | 'lastStatus' | 'attemptLog' | 'outputTruncated'>> & {
+    outcome: RunOutcome;
+  };
+
+/** Identifies one schedule of one job. */
+export interface ScheduleRef {
+  app: string;
+  job: string;
+  scheduleIndex: number;
+}
+
+/**
+ * One step of a {@link Store.write} transaction. Steps apply in order; a later
+ * step sees the earlier ones.
+ */
+export type LedgerOp =
+  /**
+   * Records a new run. A `running` run claims its run key first: when the key
+   * is held (running elsewhere, or succeeded) the run is recorded `ended` /
+   * `duplicate` instead, with the reason in `error`. An `ended` `success` row
+   * marks its key succeeded. A `schedule`/`catchup` run with a schedule index
+   * claims its fire first: when that instant already has a row, nothing is
+   * recorded (`fire-exists`).
+   */
+  | { kind: 'insert'; run: NewRun }
+  /**
+   * A queued run starts: claims its run key and becomes `running` (due time
+   * cleared). Key held → recorded `ended` / `duplicate`. Not queued → `gone`.
+   */
+  | { kind: 'start'; id: string; startedAt: number }
+  /**
+   * A queued or running run ends. A success marks its key succeeded; any other
+   * end releases the key if this run held it. Already ended → `gone`.
+   */
+  | { kind: 'end'; id: string; patch: EndPatch }
+  /** A queued run becomes due now (its delay has passed): `dueAt` cleared. */
+  | { kind: 'due'; id: string }
+  /**
+   * A run planned ahead that never sent anything is taken back: its row, its
+   * fire claim and its run-key claim are deleted, as if it had never been
+   * planned (shutdown before its instant, or found at start-up with its start
+   * still in the future). `gone` unless it is `running` with no attempt.
+   */
+  | { kind: 'withdraw'; id: string }
+  /**
+   * A running command run started the process of an attempt: its pid and start time replace
+   * the previous attempt's. Not running → `gone`.
+   */
+  | { kind: 'process'; id: string; pid: number; startTime: string | null }
+  /** The last scheduled instant processed for a schedule; never moves backwards. */
+  | { kind: 'checkpoint'; ref: ScheduleRef; at: number };
+
+/** What one {@link LedgerOp} did, at the same index as the op. */
+export type LedgerResult =
+  | { kind: 'recorded'; run: RunRecord }
+  | { kind: 'fire-exists' }
+  | { kind: 'started'; run: RunRecord }
+  | { kind: 'duplicate'; run: RunRecord }
+  | { kind: 'ended'; run: RunRecord }
+  | { kind: 'gone' }
+  | { kind: 'ok' }
+  /** Not written: this writer's leader epoch is no longer current (high availability). */
+  | { kind: 'fenced' };
 
 /** Filter of {@link Store.listRuns}; results are newest first (by `seq`). */
 export interface RunFilter {
@@ -93,45 +210,69 @@ export interface RunFilter {
   limit?: number;
 }
 
-/** Identifies one schedule of one job. */
-export interface ScheduleRef {
+/** One job, named in a batch read. */
+export interface JobRef {
   app: string;
   job: string;
-  scheduleIndex: number;
+}
+
+/** The outcomes of a job's newest ended runs, newest first (see {@link Store.recentOutcomes}). */
+export interface JobOutcomes extends JobRef {
+  outcomes: RunOutcome[];
+}
+
+/** One group of {@link Store.outcomeSummary}: ended runs of a job in one hour, by outcome. */
+export interface OutcomeGroup extends JobRef {
+  /** Start of the UTC hour of the runs' `scheduledTime` (epoch ms). */
+  hour: number;
+  /** Trigger `schedule` or `catchup` (they count towards completeness); false for manual and replay. */
+  scheduled: boolean;
+  outcome: RunOutcome;
+  count: number;
+}
+
+/** A checkpoint as stored. */
+export interface Checkpoint extends ScheduleRef {
+  at: number;
 }
 
 /** The ledger and scheduler state. */
 export interface Store {
   /** Runs numbered migrations; idempotent. */
   migrate(): Promise<void>;
-  /** Inserts runs in one durable transaction (a whole tick's fires at once); returns them with `seq`. */
-  insertRuns(runs: NewRun[]): Promise<RunRecord[]>;
-  /** Applies patches in one durable transaction. Unknown ids are ignored. */
-  updateRuns(patches: { id: string; patch: RunPatch }[]): Promise<void>;
+  /**
+   * Applies the ops in order in one durable transaction and returns one result
+   * per op. Either every op applies or none does (the promise rejects).
+   */
+  write(ops: readonly LedgerOp[]): Promise<LedgerResult[]>;
   getRun(id: string): Promise<RunRecord | null>;
   listRuns(filter: RunFilter): Promise<RunRecord[]>;
   /** Queued runs (phase `queued`), FIFO by `seq`; of one job when given. */
   queuedRuns(app?: string, job?: string): Promise<RunRecord[]>;
   /** Runs in phase `running`. */
   runningRuns(): Promise<RunRecord[]>;
-  /** Whether a run with this run key ended with outcome `success`. */
-  hasSucceeded(runKey: string): Promise<boolean>;
-  /** The run keys among `runKeys` that already succeeded (one round trip for a whole tick). */
-  succeededAmong(runKeys: readonly string[]): Promise<Set<string>>;
+  /** The recorded processes of runs in phase `running` (command jobs), oldest run first. */
+  runningProcesses(): Promise<RunProcess[]>;
+  /** Which run holds a run key and how: `running` or `succeeded`; null when free. */
+  keyHolder(runKey: string): Promise<{ runId: string; state: 'running' | 'succeeded' } | null>;
   /** Latest `endedAt` of a successful run of the job, or null. */
   lastSuccess(app: string, job: string): Promise<number | null>;
-  /** Ends every `running` run as `crashed` at `now`; returns how many. Called at start-up. */
-  endCrashed(now: number): Promise<number>;
-  /** The last scheduled instant already processed for a schedule, or null if never. */
-  getCheckpoint(ref: ScheduleRef): Promise<number | null>;
-  /** Records checkpoints in one durable transaction. */
-  setCheckpoints(items: (ScheduleRef & { at: number })[]): Promise<void>;
+  /** Latest `endedAt` of a successful run of every job that has one, by `app/job` (one query). */
+  lastSuccesses(): Promise<Map<string, number>>;
+  /**
+   * Ends every `running` run as `crashed` at `now` with `error`, releasing the
+   * run keys they held; returns how many. Called at start-up.
+   */
+  endCrashed(now: number, error: string): Promise<number>;
+  /** Every checkpoint (one read at start-up, whatever the number of jobs). */
+  checkpoints(): Promise<Checkpoint[]>;
   /** Paused jobs as `app/job` strings. */
   pausedJobs(): Promise<Set<string>>;
   setPaused(app: string, job: string, paused: boolean): Promise<void>;
   /**
-   * Deletes ended runs whose `endedAt` is before `endedBefore` (retention);
-   * returns how many. Queued and running runs are never deleted.
+   * Deletes ended runs whose `endedAt` is before `endedBefore` (retention),
+   * with the key and fire claims of that age; returns how many runs. Queued and
+   * running runs are never deleted.
    */
   pruneRuns(endedBefore: number): Promise<number>;
   /**
@@ -143,5 +284,21 @@ export interface Store {
     job: string,
     since: number,
   ): Promise<Partial<Record<RunOutcome, number>>>;
+  /**
+   * The outcomes of the newest `perJob` ended runs (by `seq`) of each given
+   * job, newest first, in **one** query whatever the number of jobs (the jobs
+   * view: last outcome and the strip of the last 20). Jobs without an ended run
+   * are absent; the order of the result is not specified. Each job is read
+   * through its own index range, so the cost grows with jobs × perJob, not
+   * with the length of the ledger.
+   */
+  recentOutcomes(jobs: readonly JobRef[], perJob: number): Promise<JobOutcomes[]>;
+  /**
+   * Ended runs of the given jobs whose `scheduledTime >= since`, counted by
+   * job, UTC hour of `scheduledTime`, scheduled-or-not and outcome, in **one**
+   * query (the overview: outcomes over 24 h and completeness per job). Empty
+   * groups are absent; the order is not specified.
+   */
+  outcomeSummary(jobs: readonly JobRef[], since: number): Promise<OutcomeGroup[]>;
   close(): Promise<void>;
 }

@@ -8,7 +8,9 @@
  * - exactly one of day-of-month / day-of-week is `?`; both restricted is not allowed;
  * - `/` steps are allowed in minutes, hours, day-of-month, month and year, not in
  *   day-of-week (`, - * ? L #` only);
- * - `rate(value unit)` with unit `minute|minutes|hour|hours|day|days`, singular for 1.
+ * - `rate(value unit)` with unit `minute|minutes|hour|hours|day|days`, singular for 1;
+ * - both have minute resolution, so the seconds extension (6-field expressions, `@every` below
+ *   a minute) is refused.
  *
  * Fields are rendered from the parsed bit tables, not rewritten from the source text, so
  * names, `7` for Sunday, steps and ranges all reduce to one canonical form: `*` for a full
@@ -17,6 +19,11 @@
 import type { CronSpec, EverySpec, Schedule } from '../../contract/schedule/index.js';
 import { checkTimeZone, parseSchedule } from '../../contract/schedule/index.js';
 import { findDstConflict, utcMinuteShift } from './aws-dst.js';
+import { secondsRefusal } from './seconds.js';
+
+/** What EventBridge Scheduler does with time, for the refusal of a seconds schedule. */
+export const AWS_MINUTES =
+  'EventBridge Scheduler cron() and rate() expressions have minute resolution';
 
 /** An EventBridge Scheduler expression and the zone it is evaluated in. */
 export interface AwsScheduleExpression {
@@ -228,6 +235,8 @@ export function toAwsSchedule(schedule: string, timezone: string, now: number): 
 
 /** {@link toAwsSchedule} for an already parsed schedule. */
 export function translateSchedule(spec: Schedule, timezone: string, now: number): AwsTranslation {
+  const seconds = secondsRefusal(spec, AWS_MINUTES);
+  if (seconds !== null) return { ok: false, reason: seconds };
   if (spec.kind === 'every') return everyTranslation(spec);
   const cron = cronExpression(spec);
   if ('reason' in cron) return { ok: false, reason: `"${spec.source}": ${cron.reason}` };

@@ -11,7 +11,13 @@
  * pure functions find such a conflict over a horizon of transitions, and whether a
  * minute-only schedule can be stated in UTC instead (its fires do not depend on the zone).
  */
-import { civilFromDays, DAY_MS, MINUTE_MS, weekdayOfDays } from '../../contract/schedule/civil.js';
+import {
+  civilFromDays,
+  DAY_MS,
+  MINUTE_MS,
+  SECOND_MS,
+  weekdayOfDays,
+} from '../../contract/schedule/civil.js';
 import type { CronSpec } from '../../contract/schedule/index.js';
 import { getZone, type Transition } from '../../contract/schedule/zone.js';
 
@@ -25,11 +31,17 @@ export const DST_HORIZON_MS = 28 * 366 * DAY_MS;
 export interface DstConflict {
   /** `gap`: skipped by spring-forward; `overlap`: repeated by fall-back. */
   kind: 'gap' | 'overlap';
-  /** The first matching local wall-clock time, `YYYY-MM-DDTHH:MM`. */
+  /**
+   * The first matching local wall-clock time, `YYYY-MM-DDTHH:MM` (`YYYY-MM-DDTHH:MM:SS` for a
+   * schedule with second resolution).
+   */
   local: string;
 }
 
-/** Whether the naive wall-clock minute `naiveMs` (local time encoded as UTC) matches `spec`. */
+/**
+ * Whether the naive wall-clock minute `naiveMs` (local time encoded as UTC) matches `spec`'s
+ * minute, hour and day fields (the seconds field aside).
+ */
 export function matchesLocalMinute(spec: CronSpec, naiveMs: number): boolean {
   const days = Math.floor(naiveMs / DAY_MS);
   const minuteOfDay = Math.floor((naiveMs - days * DAY_MS) / MINUTE_MS);
@@ -43,8 +55,23 @@ export function matchesLocalMinute(spec: CronSpec, naiveMs: number): boolean {
   return spec.domStar || spec.dowStar ? domOk && dowOk : domOk || dowOk;
 }
 
-function formatNaive(naiveMs: number): string {
-  return new Date(naiveMs).toISOString().slice(0, 16);
+function formatNaive(naiveMs: number, seconds: boolean): string {
+  return new Date(naiveMs).toISOString().slice(0, seconds ? 19 : 16);
+}
+
+/**
+ * The first naive local instant in `[lo, hi)` (ms, whole minutes or seconds) that `spec`
+ * matches, at second resolution, or -1: the matching minutes, and in each the first matching
+ * second inside the interval (only second 0 for a 5-field schedule).
+ */
+function firstMatchIn(spec: CronSpec, lo: number, hi: number): number {
+  for (let t = Math.floor(lo / MINUTE_MS) * MINUTE_MS; t < hi; t += MINUTE_MS) {
+    if (!matchesLocalMinute(spec, t)) continue;
+    const from = Math.max(0, Math.ceil((lo - t) / SECOND_MS));
+    const second = from < 60 ? (spec.nextSecond[from] as number) : -1;
+    if (second >= 0 && t + second * SECOND_MS < hi) return t + second * SECOND_MS;
+  }
+  return -1;
 }
 
 /** Transitions of `timezone` with `from < at < until`, in order. */
@@ -77,9 +104,9 @@ export function findDstConflict(
     if (gap !== spec.fixedTime) continue;
     const lo = tr.at + Math.min(tr.before, tr.after);
     const hi = tr.at + Math.max(tr.before, tr.after);
-    for (let t = Math.ceil(lo / MINUTE_MS) * MINUTE_MS; t < hi; t += MINUTE_MS) {
-      if (matchesLocalMinute(spec, t))
-        return { kind: gap ? 'gap' : 'overlap', local: formatNaive(t) };
+    const t = firstMatchIn(spec, lo, hi);
+    if (t >= 0) {
+      return { kind: gap ? 'gap' : 'overlap', local: formatNaive(t, spec.secondResolution) };
     }
   }
   return null;

@@ -7,7 +7,13 @@ import { createHash } from 'node:crypto';
 import { effectivePolicy } from '../../contract/manifest/index.js';
 import type { DesiredEntry } from '../backend.js';
 import { entryId } from '../backend.js';
-import { rateStartDate, toAwsSchedule, type AwsScheduleExpression } from './aws-cron.js';
+import {
+  AWS_MINUTES,
+  rateStartDate,
+  toAwsSchedule,
+  type AwsScheduleExpression,
+} from './aws-cron.js';
+import { refuseSecondsEntry } from './seconds.js';
 
 /** Longest schedule name EventBridge Scheduler accepts. */
 export const AWS_NAME_MAX = 64;
@@ -177,6 +183,13 @@ function check(entry: DesiredEntry, now: number): AwsScheduleExpression | { reas
   if (name.length > AWS_NAME_MAX) {
     return refuse(
       `schedule name "${name}" is ${name.length} characters; EventBridge Scheduler allows ${AWS_NAME_MAX}. Shorten the app or job name (app + job at most ${AWS_NAME_MAX - 9 - String(entry.scheduleIndex).length} characters together)`,
+    );
+  }
+  const seconds = refuseSecondsEntry(entry, AWS_MINUTES);
+  if (seconds !== null) return refuse(seconds);
+  if (entry.spec.command !== undefined) {
+    return refuse(
+      `job ${entry.job} is a command job: EventBridge Scheduler has no host to run a command on (its target is an AWS API such as Lambda or ECS, which would need cronix and the program inside it). Run it with --backend crontab, systemd or kubernetes, or ${ALTERNATIVE}`,
     );
   }
   const policy = effectivePolicy(entry.spec);

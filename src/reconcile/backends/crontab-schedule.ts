@@ -9,7 +9,9 @@
  *   names, which it does not accept in ranges or lists; `a/n` spelled `a-max/n`), keeping a
  *   leading `*` where the user wrote one, because that decides the day rule and DST handling;
  * - `@every N` (epoch-anchored) becomes cron fields only when N is whole minutes dividing the day
- *   and every offset the host zone uses is a multiple of N; otherwise it is refused.
+ *   and every offset the host zone uses is a multiple of N; otherwise it is refused;
+ * - cron matches whole minutes and starts its jobs at second 0, so the seconds extension
+ *   (6-field expressions, `@every` below a minute) is refused.
  */
 import {
   checkTimeZone,
@@ -17,6 +19,10 @@ import {
   zoneOffset,
   type CronSpec,
 } from '../../contract/schedule/index.js';
+import { secondsRefusal } from './seconds.js';
+
+/** What cron does with time, for the refusal of a seconds schedule. */
+export const CRON_MINUTES = 'cron matches whole minutes and starts jobs at second 0';
 
 /** Cron lines (5 fields each) for one schedule, or why there are none. */
 export type CronTranslation = { ok: true; fields: string[] } | { ok: false; reason: string };
@@ -163,6 +169,8 @@ export function translateSchedule(
   const parsed = parseSchedule(schedule);
   if (!parsed.ok) return { ok: false, reason: `schedule "${schedule}": ${parsed.error}` };
   const spec = parsed.schedule;
+  const seconds = secondsRefusal(spec, CRON_MINUTES);
+  if (seconds !== null) return { ok: false, reason: seconds };
   if (spec.kind === 'every') {
     const seconds = spec.intervalSeconds;
     if (seconds % 60 !== 0) {

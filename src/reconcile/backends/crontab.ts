@@ -16,8 +16,9 @@ import {
   type OwnedEntry,
 } from '../backend.js';
 import type { BackendOptions } from './options.js';
+import { refuseSecondsEntry } from './seconds.js';
 import { ownedEntries, parseCrontab, renderMarker, shellWord } from './crontab-format.js';
-import { translateSchedule, type CronTranslation } from './crontab-schedule.js';
+import { CRON_MINUTES, translateSchedule, type CronTranslation } from './crontab-schedule.js';
 import {
   fileTarget,
   userTarget,
@@ -160,6 +161,8 @@ export function createCrontabBackend(options: BackendOptions, seams: CrontabSeam
     name: 'crontab',
     target: target.description,
     refuse(entry: DesiredEntry): string | null {
+      const seconds = refuseSecondsEntry(entry, CRON_MINUTES);
+      if (seconds !== null) return seconds;
       const policy = refuseCronPolicy(entry);
       if (policy !== null) return policy;
       const t = translate(entry);

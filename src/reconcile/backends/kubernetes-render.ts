@@ -7,11 +7,13 @@
 import type { V1ConfigMap, V1CronJob, V1EnvVar } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { canonicalJob } from '../../contract/manifest/canonical.js';
+import { attemptStopSeconds } from '../../contract/manifest/effective.js';
 import type { Job } from '../../contract/manifest/types.js';
 import { worstCaseFireSeconds } from '../../contract/run.js';
 import { parseSchedule } from '../../contract/schedule/cron.js';
 import type { Backend, DesiredEntry } from '../backend.js';
-import { dstConflict, translateSchedule } from './kubernetes-schedule.js';
+import { CRONJOB_MINUTES, dstConflict, translateSchedule } from './kubernetes-schedule.js';
+import { refuseSecondsEntry } from './seconds.js';
 
 /** The ownership marker's labels, on the CronJob, its ConfigMap, Jobs and Pods. */
 export const LABELS = {
@@ -145,9 +147,23 @@ export function startingDeadlineSeconds(job: Job): number | undefined {
   return Math.max(c.window_seconds, MIN_STARTING_DEADLINE_SECONDS);
 }
 
-/** `activeDeadlineSeconds` of each Job: the worst-case fire + 30 s + pod start allowance. */
+/**
+ * `activeDeadlineSeconds` of each Job: the worst-case fire (a command job's graceful stop
+ * included per attempt) + 30 s + pod start allowance.
+ */
 export function activeDeadlineSeconds(job: Job): number {
-  return worstCaseFireSeconds(job.policy) + 30 + POD_START_ALLOWANCE_SECONDS;
+  return (
+    worstCaseFireSeconds(job.policy, attemptStopSeconds(job)) + 30 + POD_START_ALLOWANCE_SECONDS
+  );
+}
+
+/**
+ * The refs the shim resolves in the pod: a command job's `env_from_secrets` (it signs
+ * nothing, SPEC §11), else the entry's signing refs.
+ */
+function podRefs(entry: DesiredEntry): string[] {
+  const command = entry.spec.command;
+  return command === undefined ? entry.secretRefs : Object.values(command.env_from_secrets ?? {});
 }
 
 /**
@@ -196,7 +212,7 @@ export function refuseKubernetes(
   if ((policy.jitter?.stable_seconds ?? 0) > 0 || (policy.jitter?.random_seconds ?? 0) > 0) {
     reasons.push('jitter needs cronix serve: a CronJob starts its Job at the scheduled minute');
   }
-  const refs = envRefNames(entry.secretRefs);
+  const refs = envRefNames(podRefs(entry));
   if ('reason' in refs) reasons.push(refs.reason);
   else if (refs.names.length > 0 && !options.secret) {
     reasons.push(
@@ -208,8 +224,10 @@ export function refuseKubernetes(
       'concurrency_scope global needs Redis: put its URL under the key CRONIX_REDIS_URL of a Secret and pass --k8s-secret',
     );
   }
+  const seconds = refuseSecondsEntry(entry, CRONJOB_MINUTES);
   const t = translateSchedule(entry.schedule, entry.spec.timezone);
-  if (!t.ok) reasons.push(t.reason);
+  if (seconds !== null) reasons.unshift(seconds);
+  else if (!t.ok) reasons.push(t.reason);
   else {
     const parsed = parseSchedule(entry.schedule);
     const dst = parsed.ok ? dstConflict(parsed.schedule, t.timeZone, now) : null;
@@ -252,7 +270,7 @@ function podEnv(entry: DesiredEntry, secret: string | undefined): V1EnvVar[] {
   if (secret !== undefined && entry.spec.policy.concurrency_scope === 'global') {
     env.push(fromSecret('CRONIX_REDIS_URL'), fromSecret('CRONIX_REDIS_PREFIX'));
   }
-  const refs = envRefNames(entry.secretRefs);
+  const refs = envRefNames(podRefs(entry));
   if (secret !== undefined && 'names' in refs) {
     for (const name of refs.names)
       if (!env.some((e) => e.name === name)) env.push(fromSecret(name));

@@ -19,18 +19,29 @@
  *    overlap, so a fixed-time job whose time can fall into a transition is refused.
  *    `@every` is a constant delay from the CronJob's last schedule time in robfig, not
  *    epoch-anchored: only intervals that divide an hour or a day translate (to UTC steps).
+ * 4. **Seconds.** `ParseStandard` takes five fields and the controller creates at most one Job
+ *    per minute, so the seconds extension (6-field expressions, `@every` below a minute) is
+ *    refused.
  *
  * Pure: depends on the schedule contract only.
  */
-import { civilFromDays, DAY_MINUTES, MINUTE_MS } from '../../contract/schedule/civil.js';
+import { civilFromDays, DAY_MINUTES, DAY_MS, MINUTE_MS } from '../../contract/schedule/civil.js';
 import {
   parseSchedule,
   type CronSpec,
   type EverySpec,
   type Schedule,
 } from '../../contract/schedule/cron.js';
-import { naiveNext, SEARCH_HORIZON_MS } from '../../contract/schedule/next.js';
+import { naiveNext } from '../../contract/schedule/next.js';
 import { getZone } from '../../contract/schedule/zone.js';
+import { secondsRefusal } from './seconds.js';
+
+/** What a CronJob does with time, for the refusal of a seconds schedule. */
+export const CRONJOB_MINUTES =
+  'a Kubernetes CronJob schedule has five fields (robfig/cron ParseStandard) and starts at most one Job a minute';
+
+/** Default horizon of {@link dstConflict}: 12 years of the zone's transitions. */
+export const DST_HORIZON_MS = 12 * 366 * DAY_MS;
 
 /** A schedule as the CronJob states it, or why it cannot be stated. */
 export type CronJobSchedule =
@@ -223,6 +234,8 @@ export function translateSchedule(source: string, timezone: string): CronJobSche
   const parsed = parseSchedule(source);
   if (!parsed.ok) return { ok: false, reason: parsed.error };
   const s = parsed.schedule;
+  const seconds = secondsRefusal(s, CRONJOB_MINUTES);
+  if (seconds !== null) return { ok: false, reason: seconds };
   if (s.kind === 'every') return translateEvery(s);
   const lower = s.source.toLowerCase();
   if (DESCRIPTORS.has(lower)) return { ok: true, schedule: lower, timeZone: timezone };
@@ -250,7 +263,7 @@ export function dstConflict(
   schedule: Schedule,
   timezone: string,
   from: number,
-  horizonMs: number = SEARCH_HORIZON_MS,
+  horizonMs: number = DST_HORIZON_MS,
 ): string | null {
   if (schedule.kind !== 'cron' || !schedule.fixedTime) return null;
   const zone = getZone(timezone);

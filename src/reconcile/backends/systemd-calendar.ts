@@ -10,9 +10,11 @@
  *   but systemd ANDs a weekday with a date, so that case becomes two expressions (weekdays on
  *   every date; the days of month on every weekday). When a day field starts with `*` (a step
  *   over `*` included) both must match, which is one expression.
+ * - Seconds (SPEC §3 extension): `OnCalendar=` times carry seconds (`*:*:00/10`), so a
+ *   6-field expression keeps its seconds field and a 5-field one fires at `:00`.
  * - `@every N` is anchored to the Unix epoch; a calendar step from midnight UTC equals that
- *   only when N divides 24 h, so other intervals are refused. Its expressions are in UTC
- *   whatever the job's zone.
+ *   only when N divides 24 h, so other intervals are refused (`@every 5s` → `*:*:00/5`,
+ *   `@every 7s` refused). Its expressions are in UTC whatever the job's zone.
  * - Every expression carries its zone (`UTC` too: without a suffix systemd uses the host's
  *   local zone).
  * - systemd follows the wall clock across DST (observed with systemd 252): a time in a
@@ -134,11 +136,11 @@ export function cronExpressions(spec: CronSpec, zone: string, minuteShift = 0): 
   const minuteBits = new Uint8Array(60);
   for (let m = 0; m < 60; m++)
     if (spec.minutes[m] === 1) minuteBits[(m - minuteShift + 60) % 60] = 1;
-  const time = `${compactValues(valuesOf(spec.hours, 0, 23), 0, 23)}:${compactValues(
-    valuesOf(minuteBits, 0, 59),
-    0,
-    59,
-  )}:00`;
+  const time = [
+    compactValues(valuesOf(spec.hours, 0, 23), 0, 23),
+    compactValues(valuesOf(minuteBits, 0, 59), 0, 59),
+    compactValues(valuesOf(spec.seconds, 0, 59), 0, 59),
+  ].join(':');
   const months = compactValues(valuesOf(spec.months, 1, 12), 1, 12);
   const doms = compactValues(valuesOf(spec.doms, 1, 31), 1, 31);
   const weekdays = weekdayPart(spec.dows);
@@ -208,8 +210,8 @@ export function everyToCalendar(intervalSeconds: number, source: string): Calend
       reason:
         `"${source}" (${intervalSeconds} s) cannot be stated as systemd OnCalendar=: cronix ` +
         'anchors @every to the Unix epoch, which a calendar expression matches only when the ' +
-        'interval divides 24 h evenly (1m, 5m, 8m, 90m, 2h, …); choose such an interval, ' +
-        'write a cron schedule, or run the job under `cronix serve`',
+        'interval divides 24 h evenly (5s, 15s, 1m, 5m, 8m, 90m, 2h, …); choose such an ' +
+        'interval, write a cron schedule, or run the job under `cronix serve`',
     };
   }
   const lines = everyLines(intervalSeconds);
@@ -218,10 +220,24 @@ export function everyToCalendar(intervalSeconds: number, source: string): Calend
       ok: false,
       reason:
         `"${source}" would need ${lines.length} OnCalendar= lines (at most ` +
-        `${MAX_EVERY_LINES}); choose an interval of whole minutes that divides 24 h`,
+        `${MAX_EVERY_LINES}); choose an interval that divides a minute (1s, 5s, 15s, …) or ` +
+        'whole minutes that divide 24 h, or run the job under `cronix serve`',
     };
   }
   return { ok: true, lines, utc: 'every' };
+}
+
+/**
+ * The timer's `AccuracySec=`: `1s` (SPEC §6), except `1us` for a schedule of the seconds
+ * extension (second resolution, or `@every` below a minute). With `1s` systemd elapses a timer
+ * up to a second late (at a per-boot phase inside the window), which is harmless for minute
+ * schedules but would start a job meant for second :10 at :10.9, and make a start belong to
+ * the next fire of a schedule firing every second.
+ */
+export function accuracySec(schedule: Schedule): '1s' | '1us' {
+  const seconds =
+    schedule.kind === 'every' ? schedule.intervalSeconds < 60 : schedule.secondResolution;
+  return seconds ? '1us' : '1s';
 }
 
 /** The minute-only case: only the minute field restricts the fires (hour, days, months all). */

@@ -16,7 +16,7 @@
  *   (`FixedRandomDelay=`) hashes the machine id, so each host would pick another offset than
  *   cronix's hash of app/job/index.
  */
-import { effectivePolicy } from '../../contract/manifest/index.js';
+import { attemptStopSeconds, effectivePolicy } from '../../contract/manifest/index.js';
 import type { Job } from '../../contract/manifest/types.js';
 import type { Schedule } from '../../contract/schedule/index.js';
 import { DST_HORIZON_MS, transitionsBetween } from './aws-dst.js';
@@ -37,20 +37,31 @@ export interface TimerPolicy {
  */
 export function minFireGapSeconds(schedule: Schedule, timezone: string, now: number): number {
   if (schedule.kind === 'every') return schedule.intervalSeconds;
+  // fires of a day: every matching second of every matching minute (second 0 for 5 fields)
   const times: number[] = [];
   for (let h = 0; h < 24; h++) {
     if (schedule.hours[h] !== 1) continue;
     for (let m = 0; m < 60; m++) if (schedule.minutes[m] === 1) times.push(h * 60 + m);
   }
+  const seconds: number[] = [];
+  for (let sec = 0; sec < 60; sec++) if (schedule.seconds[sec] === 1) seconds.push(sec);
+  const firstSecond = seconds[0] as number;
+  const lastSecond = seconds[seconds.length - 1] as number;
+  let gap = Number.POSITIVE_INFINITY;
+  for (let i = 1; i < seconds.length; i++) {
+    gap = Math.min(gap, (seconds[i] as number) - (seconds[i - 1] as number)); // within a minute
+  }
+  const between = (a: number, b: number): number => (b - a) * 60 + firstSecond - lastSecond;
   const first = times[0] as number;
-  let gap = first + 1440 - (times[times.length - 1] as number); // last of a day → first of the next
-  for (let i = 1; i < times.length; i++)
-    gap = Math.min(gap, (times[i] as number) - (times[i - 1] as number));
+  gap = Math.min(gap, between(times[times.length - 1] as number, first + 1440)); // across midnight
+  for (let i = 1; i < times.length; i++) {
+    gap = Math.min(gap, between(times[i - 1] as number, times[i] as number));
+  }
   let shift = 0;
   for (const tr of transitionsBetween(timezone, now, now + DST_HORIZON_MS)) {
     shift = Math.max(shift, Math.abs(tr.after - tr.before) / 1000);
   }
-  return Math.max(0, gap * 60 - shift);
+  return Math.max(0, gap - shift);
 }
 
 /** The timer settings for `job`'s policy, or why systemd cannot honour it. */
@@ -102,7 +113,7 @@ export function timerPolicy(
     );
   }
   if (p.concurrency === 'Allow' || p.concurrency === 'Replace') {
-    const runtime = runtimeMaxSeconds(job.policy);
+    const runtime = runtimeMaxSeconds(job.policy, attemptStopSeconds(job));
     if (runtime + p.jitter.random_seconds >= gap) {
       const what =
         p.concurrency === 'Allow' ? 'run beside the previous one' : 'replace the previous one';

@@ -66,12 +66,15 @@ export function parseUnitFile(text: string): ParsedUnit {
 /**
  * `RuntimeMaxSec=` of a job's service: every attempt timing out plus every backoff sleep
  * ({@link worstCaseFireSeconds}), plus what Replace may wait for the previous holder to exit
- * (`max(timeout/2, 5)` s, SPEC §5.5), plus {@link RUNTIME_MARGIN_SECONDS}.
+ * (`max(timeout/2, 5)` s, SPEC §5.5), plus {@link RUNTIME_MARGIN_SECONDS}. A command job's
+ * graceful stop (`stopSeconds`) is added to each attempt and to the Replace wait.
  */
-export function runtimeMaxSeconds(policy: Job['policy']): number {
+export function runtimeMaxSeconds(policy: Job['policy'], stopSeconds = 0): number {
   const replaceWait =
-    policy.concurrency === 'Replace' ? Math.ceil(Math.max(policy.timeout_seconds / 2, 5)) : 0;
-  return worstCaseFireSeconds(policy) + replaceWait + RUNTIME_MARGIN_SECONDS;
+    policy.concurrency === 'Replace'
+      ? Math.ceil(Math.max(policy.timeout_seconds / 2, 5)) + stopSeconds
+      : 0;
+  return worstCaseFireSeconds(policy, stopSeconds) + replaceWait + RUNTIME_MARGIN_SECONDS;
 }
 
 /** Escapes `%` specifiers (`%%`) for settings systemd expands specifiers in. */
@@ -112,6 +115,8 @@ export interface UnitInput {
   schedule: string;
   timezone: string;
   policy: Job['policy'];
+  /** A command job's `graceful_stop_seconds` (0 for HTTP): part of `RuntimeMaxSec=`. */
+  stopSeconds?: number;
   /** The `ExecStart=` value ({@link execLine}). */
   execStart: string;
   /** The `OnCalendar=` expressions. */
@@ -120,6 +125,8 @@ export interface UnitInput {
   persistent: boolean;
   /** `RandomizedDelaySec=` in seconds, 0 for none (jitter `random_seconds`). */
   randomizedDelaySeconds: number;
+  /** `AccuracySec=`: `1s`, or `1us` for a seconds schedule (see `accuracySec`); default `1s`. */
+  accuracy?: '1s' | '1us';
 }
 
 /** The service file name and timer file name of an entry id. */
@@ -133,7 +140,7 @@ function withMarker(input: UnitInput, body: string): string {
 
 /** The `.service` file of an entry (marker line first). */
 export function renderService(input: UnitInput): string {
-  const seconds = runtimeMaxSeconds(input.policy);
+  const seconds = runtimeMaxSeconds(input.policy, input.stopSeconds ?? 0);
   const body = [
     '# Managed by `cronix apply`: changes here are overwritten. Drop-ins in',
     `# ${input.id}.service.d/ (User=, EnvironmentFile= for secrets) are kept.`,
@@ -162,7 +169,7 @@ export function renderTimer(input: UnitInput): string {
     '[Timer]',
     ...input.calendar.map((c) => `OnCalendar=${c}`),
     `Persistent=${input.persistent ? 'true' : 'false'}`,
-    'AccuracySec=1s',
+    `AccuracySec=${input.accuracy ?? '1s'}`,
     ...(input.randomizedDelaySeconds > 0
       ? [`RandomizedDelaySec=${input.randomizedDelaySeconds}`]
       : []),

@@ -13,6 +13,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { attemptStopSeconds } from '../../contract/manifest/effective.js';
 import { parseSchedule } from '../../contract/schedule/index.js';
 import {
   BackendWriteError,
@@ -22,7 +23,7 @@ import {
   type OwnedEntry,
 } from '../backend.js';
 import type { BackendOptions } from './options.js';
-import { toOnCalendar } from './systemd-calendar.js';
+import { accuracySec, toOnCalendar } from './systemd-calendar.js';
 import {
   foreignInTheWay,
   prepareUnitDir,
@@ -141,10 +142,12 @@ class SystemdTimerBackend implements SystemdBackend {
       schedule: entry.schedule,
       timezone: zone,
       policy: entry.spec.policy,
+      stopSeconds: attemptStopSeconds(entry.spec),
       execStart: this.execStartOf(entry.app, entry.job),
       calendar: calendar.lines,
       persistent: policy.timer.persistent,
       randomizedDelaySeconds: policy.timer.randomizedDelaySeconds,
+      accuracy: accuracySec(parsed.schedule),
     };
     return { service: renderService(input), timer: renderTimer(input) };
   }

@@ -1,5 +1,5 @@
 /**
- * The shim's per-attempt guard: takes the concurrency lock (host flock or
+ * The per-attempt guard of the shim and of the daemon's global-scope jobs: takes the concurrency lock (host flock or
  * global Redis), applies Forbid / Replace, checks for a duplicate run key
  * under the lock, and refreshes a global lease every TTL/3 while the attempt
  * runs. The engine calls it before every attempt (SPEC §5.5, §5.8).
@@ -29,6 +29,12 @@ export interface GuardOptions {
   ttlMs: number;
   policy: 'Allow' | 'Forbid' | 'Replace';
   timeoutSeconds: number;
+  /**
+   * Seconds a replaced holder may need to stop its attempt beyond the usual wait (a command
+   * job's `graceful_stop_seconds`: its process group gets SIGTERM, then SIGKILL after that).
+   * The Replace wait is `max(timeout_seconds/2, 5) + stopGraceSeconds`. Default 0.
+   */
+  stopGraceSeconds?: number;
   self: Holder;
   clock: Clock;
   /** Sends SIGTERM to a local holder (injected for tests). */
@@ -37,6 +43,8 @@ export interface GuardOptions {
   onReplaced?: (holder: Holder) => void;
   /** Called when a refresh could not reach the backend (the lease still has TTL left). */
   onRefreshError?: (err: Error) => void;
+  /** Stops a Replace wait early (SIGTERM, the process deadline): the fire ends `stopped`. */
+  signal?: AbortSignal;
 }
 
 const refusal = (outcome: AttemptRefusal['outcome'], message: string): AttemptRefusal => ({
@@ -69,10 +77,12 @@ export function createGuard(o: GuardOptions): AttemptGuard {
       );
     }
     (o.kill ?? defaultKill)(holder.pid);
-    const waitMs = Math.max(o.timeoutSeconds / 2, 5) * 1000;
+    const waitMs = (Math.max(o.timeoutSeconds / 2, 5) + (o.stopGraceSeconds ?? 0)) * 1000;
     const deadline = o.clock.now() + waitMs;
     while (o.clock.now() < deadline) {
-      await o.clock.sleep(100);
+      if (!(await o.clock.sleep(100, o.signal))) {
+        return refusal('stopped', 'stopped while waiting for the replaced holder to exit');
+      }
       const again = await o.backend!.acquire(o.key, { ttlMs: o.ttlMs, holder: o.self });
       if (again.ok) {
         o.onReplaced?.(holder);

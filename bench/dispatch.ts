@@ -1,0 +1,249 @@
+/**
+ * Dispatch lag beside the peers (issue 12): N jobs all due at one instant T,
+ * each fire a POST to a keep-alive sink **in its own process** that records
+ * arrival − T. Every system runs as a separate process, one at a time, on the
+ * same machine, in one run: the bare-client floors (node's `http.request` with
+ * a keep-alive agent, undici's `Agent.request`), croner, node-cron, BullMQ job
+ * schedulers (on the local Redis, its own key prefix) and the real
+ * `cronix serve` (SQLite, and PostgreSQL when a server answers). Every system
+ * is given a six-field schedule for T and time to register before it; its peak
+ * RSS is read from /proc while it dispatches.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HERE = fileURLToPath(new URL('./dispatch/', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/bin/cronix.mjs', import.meta.url));
+
+/** One measured run. */
+export interface DispatchRow {
+  system: string;
+  n: number;
+  run: number;
+  p50: number;
+  p99: number;
+  max: number;
+  received: number;
+  rssMb: number;
+  load: number;
+}
+
+interface System {
+  name: string;
+  /** ms between the start of the process and T. */
+  lead(n: number): number;
+  start(sinkUrl: string, n: number, t: number, dir: string): ChildProcess;
+  ready: RegExp;
+}
+
+const node = (file: string, args: string[]): ChildProcess =>
+  spawn(process.execPath, [join(HERE, file), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+
+function cronixSystem(name: string, storeUrl?: string): System {
+  return {
+    name,
+    lead: (n) => (n >= 10_000 ? 9000 : 5000),
+    ready: /"event":"listening"/,
+    start(sinkUrl, n, t, dir) {
+      const at = new Date(t);
+      const schedule = `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} * * *`;
+      const files: string[] = [];
+      for (let m = 0; m * 250 < n; m++) {
+        const jobs = [];
+        for (let j = m * 250; j < Math.min(n, (m + 1) * 250); j++)
+          jobs.push({
+            name: `j${j}`,
+            schedule,
+            request: { url: `${sinkUrl}/j${j}` },
+            policy: { concurrency: 'Allow', retries: { max_attempts: 1 } },
+            auth: { secret_refs: ['raw:bench-secret-0123456789'] },
+          });
+        const file = join(dir, `m${m}.json`);
+        writeFileSync(file, JSON.stringify({ version: 1, app: `app${m}`, jobs }));
+        files.push(file);
+      }
+      // CRONIX_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the daemon
+      const nodeArgs = (process.env['CRONIX_BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+      return spawn(
+        process.execPath,
+        [
+          ...nodeArgs,
+          CLI,
+          'serve',
+          ...files,
+          '--data-dir',
+          join(dir, 'data'),
+          '--listen',
+          '127.0.0.1:0',
+          '--no-auth',
+          ...(storeUrl ? ['--store', storeUrl] : []),
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+    },
+  };
+}
+
+/** Every system of the comparison. */
+export function systems(pgUrl?: string): System[] {
+  const peer = (
+    name: string,
+    file: string,
+    lead: (n: number) => number,
+    extra: string[] = [],
+  ): System => ({
+    name,
+    lead,
+    ready: /^ready$/m,
+    start: (sinkUrl, n, t) => node(file, [sinkUrl, String(n), String(t), ...extra]),
+  });
+  return [
+    peer('floor: http.request keep-alive', 'floor-http.mjs', () => 2500),
+    peer('floor: undici Agent.request', 'floor-undici.mjs', () => 2500),
+    peer('croner 11 + undici', 'peer-croner.mjs', (n) => (n >= 10_000 ? 5000 : 3000)),
+    peer('node-cron 4.6 + undici', 'peer-node-cron.mjs', (n) => (n >= 10_000 ? 5000 : 3000)),
+    peer('BullMQ 6.7 job schedulers', 'peer-bullmq.mjs', (n) => (n >= 10_000 ? 30_000 : 8000), [
+      process.env['CRONIX_BENCH_REDIS_URL'] ?? 'redis://127.0.0.1:6379',
+    ]),
+    cronixSystem('cronix serve (SQLite)'),
+    ...(pgUrl ? [cronixSystem('cronix serve (PostgreSQL)', pgUrl)] : []),
+  ];
+}
+
+const peakRssMb = (pid: number): number => {
+  try {
+    const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+};
+
+/** Runs one system once at size n. */
+export async function runOnce(
+  system: System,
+  n: number,
+  run: number,
+  pgSchema?: () => Promise<void>,
+): Promise<DispatchRow> {
+  const dir = mkdtempSync(join(tmpdir(), 'cronix-bench-dispatch-'));
+  const load = loadavg()[0] ?? 0;
+  const t = Math.ceil((Date.now() + system.lead(n)) / 1000) * 1000;
+  const portFile = join(dir, 'port');
+  const sink = node('sink.mjs', [portFile, String(t), String(n), String(t - Date.now() + 60_000)]);
+  let stats = '';
+  sink.stdout?.on('data', (d: Buffer) => (stats += d.toString()));
+  const sinkDone = new Promise<void>((r) => sink.on('exit', () => r()));
+  while (!existsSync(portFile) || readFileSync(portFile, 'utf8') === '') await sleep(20);
+  const sinkUrl = `http://127.0.0.1:${readFileSync(portFile, 'utf8')}`;
+  await pgSchema?.();
+  const child = system.start(sinkUrl, n, t, dir);
+  let out = '';
+  let readyAt = 0;
+  child.stdout?.on('data', (d: Buffer) => {
+    if (readyAt === 0) {
+      out += d.toString();
+      if (system.ready.test(out)) readyAt = Date.now();
+    }
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    if (readyAt === 0) out += d.toString();
+  });
+  let rss = 0;
+  const poll = setInterval(() => (rss = Math.max(rss, peakRssMb(child.pid ?? 0))), 100);
+  await sinkDone;
+  clearInterval(poll);
+  rss = Math.max(rss, peakRssMb(child.pid ?? 0));
+  child.kill('SIGTERM');
+  await new Promise((r) => {
+    child.on('exit', r);
+    setTimeout(() => {
+      child.kill('SIGKILL');
+      r(undefined);
+    }, 10_000).unref();
+  });
+  rmSync(dir, { recursive: true, force: true });
+  if (readyAt === 0 || readyAt > t - 100)
+    throw new Error(
+      `${system.name} (${n}) was not ready before the instant (${readyAt === 0 ? 'never' : `${readyAt - t} ms late`}): ${out.slice(-400)}`,
+    );
+  const s = JSON.parse(stats.trim().split('\n').at(-1) ?? '{}') as {
+    n: number;
+    p50: number;
+    p99: number;
+    max: number;
+  };
+  return {
+    system: system.name,
+    n,
+    run,
+    p50: s.p50,
+    p99: s.p99,
+    max: s.max,
+    received: s.n,
+    rssMb: Math.round(rss),
+    load,
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The whole comparison: each size, each run, every system in turn. */
+export async function benchDispatch(
+  sizes: number[] = [1000, 10_000],
+  runs = 2,
+  pgUrl?: string,
+  only?: RegExp,
+): Promise<DispatchRow[]> {
+  const rows: DispatchRow[] = [];
+  const list = systems(
+    pgUrl ? `${pgUrl}${pgUrl.includes('?') ? '&' : '?'}schema=bench_dispatch` : undefined,
+  );
+  for (const n of sizes)
+    for (let run = 1; run <= runs; run++)
+      for (const system of list.filter((s) => !only || only.test(s.name))) {
+        const fresh =
+          system.name.includes('PostgreSQL') && pgUrl ? () => dropBenchSchema(pgUrl) : undefined;
+        const row = await runOnce(system, n, run, fresh);
+        console.log(JSON.stringify(row));
+        rows.push(row);
+        await sleep(1000);
+      }
+  return rows;
+}
+
+async function dropBenchSchema(pgUrl: string): Promise<void> {
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: pgUrl });
+  await client.connect();
+  await client.query('DROP SCHEMA IF EXISTS bench_dispatch CASCADE');
+  await client.end();
+}
+
+/** Markdown for BENCHMARKS.md: p99 per system and size, both runs, with RSS and the floor ratio. */
+export function dispatchTable(rows: DispatchRow[]): string[] {
+  const out = [
+    '| system | N | p50 ms | p99 ms (run 1; run 2) | p99 ÷ floor | peak RSS MB | 1-min load |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  const sizes = [...new Set(rows.map((r) => r.n))];
+  for (const n of sizes) {
+    const at = rows.filter((r) => r.n === n);
+    const names = [...new Set(at.map((r) => r.system))];
+    const floorRuns = (run: number) =>
+      Math.min(
+        ...at.filter((r) => r.system.startsWith('floor') && r.run === run).map((r) => r.p99),
+      );
+    for (const name of names) {
+      const rs = at.filter((r) => r.system === name).sort((a, b) => a.run - b.run);
+      const ratios = rs.map((r) => (r.p99 / floorRuns(r.run)).toFixed(2));
+      out.push(
+        `| ${name} | ${n.toLocaleString('en-US')} | ${rs.map((r) => r.p50).join('; ')} | ${rs.map((r) => r.p99).join('; ')} | ${ratios.join('; ')} | ${Math.max(...rs.map((r) => r.rssMb))} | ${rs.map((r) => r.load.toFixed(2)).join('; ')} |`,
+      );
+    }
+  }
+  return out;
+}

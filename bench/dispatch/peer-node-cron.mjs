@@ -1,0 +1,21 @@
+// node-cron: N tasks with a six-field pattern for the instant T, each a POST through undici.
+import cron from 'node-cron';
+import { Agent } from 'undici';
+const [url, nArg, tArg] = process.argv.slice(2);
+const N = Number(nArg);
+const T = new Date(Number(tArg));
+const agent = new Agent({ connections: 256 });
+const origin = new URL(url).origin;
+const pattern = `${T.getUTCSeconds()} ${T.getUTCMinutes()} ${T.getUTCHours()} * * *`;
+for (let i = 0; i < N; i++)
+  cron.schedule(
+    pattern,
+    () => {
+      agent.request({ origin, path: `/j${i}`, method: 'POST' }).then(
+        (r) => r.body.dump(),
+        () => {},
+      );
+    },
+    { timezone: 'UTC' },
+  );
+console.log('ready');

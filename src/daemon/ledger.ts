@@ -1,0 +1,151 @@
+/**
+ * The daemon's one writer to the store: every ledger write goes through here,
+ * in the order the scheduler decided it, so the durable history follows the
+ * in-memory decisions (a queued run's row is always written before its start,
+ * a run's end before the start of the run that takes its key).
+ *
+ * Writes are grouped: whatever is submitted while a transaction runs goes into
+ * the next one, so 10,000 fires of one tick cost a handful of fsyncs. A group
+ * (the ops of one submit) never splits across transactions: a catch-up decision
+ * and the checkpoint it advances commit together (SPEC §9 item 6). Urgent
+ * writes (a run about to start waits for them) go at once; run ends may wait
+ * {@link GROUP_COMMIT_MS} to share a transaction.
+ *
+ * A failing write never kills the daemon and is never dropped: it is reported
+ * through `onError`, retried with backoff, and its callers simply wait.
+ */
+import type { LedgerOp, LedgerResult, Store } from './store/types.js';
+
+/** How long run-end writes wait to share a transaction. */
+export const GROUP_COMMIT_MS = 25;
+/** Ops in the first transaction after an idle spell: small, so the first requests leave at once. */
+export const FIRST_CHUNK = 200;
+/** Ops per transaction after the first. */
+export const CHUNK = 2000;
+/** Backoff between retries of a failed write: from 100 ms, doubling, at most this. */
+export const MAX_RETRY_DELAY_MS = 5000;
+
+interface Group {
+  ops: readonly LedgerOp[];
+  resolve(results: LedgerResult[]): void;
+}
+
+/** Options of {@link Ledger}. */
+export interface LedgerOptions {
+  /** Called for every failed transaction (it is retried). */
+  onError(err: Error, retryInMs: number, failures: number): void;
+  /**
+   * Whether an error ends this writer for good (a write refused for a stale
+   * leader epoch): nothing is retried, every pending and later group resolves
+   * with `fenced` results, and `onFatal` is told once.
+   */
+  isFatal?(err: Error): boolean;
+  onFatal?(err: Error): void;
+}
+
+/** The ordered, grouped, retrying writer. */
+export class Ledger {
+  private pending: Group[] = [];
+  private lazyTimer: NodeJS.Timeout | undefined;
+  private urgentQueued = false;
+  private flushing: Promise<void> | undefined;
+  private idleSince = true;
+  private fatal: Error | null = null;
+
+  constructor(
+    private readonly store: Store,
+    private readonly options: LedgerOptions,
+  ) {}
+
+  /**
+   * Queues `ops` as one group; resolves with their results once they are
+   * durable. Never rejects: a failed write is retried until it succeeds.
+   */
+  submit(ops: readonly LedgerOp[], urgent = true): Promise<LedgerResult[]> {
+    if (ops.length === 0) return Promise.resolve([]);
+    if (this.fatal) return Promise.resolve(ops.map(() => ({ kind: 'fenced' as const })));
+    return new Promise((resolve) => {
+      this.pending.push({ ops, resolve });
+      this.kick(urgent);
+    });
+  }
+
+  /** Resolves once everything submitted so far is durable. */
+  async idle(): Promise<void> {
+    while (this.pending.length > 0 || this.flushing) {
+      if (this.flushing) await this.flushing;
+      else {
+        this.kick(true);
+        await new Promise((r) => setImmediate(r)); // the flush starts on the next turn
+      }
+    }
+  }
+
+  private kick(urgent: boolean): void {
+    if (this.flushing) return; // the running flush picks it up
+    if (urgent) {
+      if (this.urgentQueued) return;
+      this.urgentQueued = true;
+      clearTimeout(this.lazyTimer);
+      this.lazyTimer = undefined;
+      setImmediate(() => this.start());
+    } else if (!this.lazyTimer && !this.urgentQueued) {
+      this.lazyTimer = setTimeout(() => this.start(), GROUP_COMMIT_MS);
+    }
+  }
+
+  private start(): void {
+    this.urgentQueued = false;
+    this.lazyTimer = undefined;
+    if (this.flushing || this.pending.length === 0) return;
+    this.flushing = this.flush().finally(() => {
+      this.flushing = undefined;
+      this.idleSince = true;
+      if (this.pending.length > 0) this.kick(true);
+    });
+  }
+
+  private async flush(): Promise<void> {
+    let failures = 0;
+    while (this.pending.length > 0) {
+      const limit = this.idleSince ? FIRST_CHUNK : CHUNK;
+      let count = 0;
+      let take = 0;
+      while (
+        take < this.pending.length &&
+        (take === 0 || count + this.pending[take]!.ops.length <= limit)
+      ) {
+        count += this.pending[take]!.ops.length;
+        take += 1;
+      }
+      const groups = this.pending.slice(0, take);
+      let results: LedgerResult[];
+      try {
+        results = await this.store.write(groups.flatMap((g) => g.ops));
+      } catch (caught) {
+        const err = caught instanceof Error ? caught : new Error(String(caught));
+        if (this.options.isFatal?.(err)) {
+          this.fatal = err;
+          for (const g of this.pending.splice(0)) g.resolve(g.ops.map(() => ({ kind: 'fenced' })));
+          this.options.onFatal?.(err);
+          return;
+        }
+        failures += 1;
+        const delay = Math.min(MAX_RETRY_DELAY_MS, 100 * 2 ** (failures - 1));
+        this.options.onError(err, delay, failures);
+        await new Promise((r) => setTimeout(r, delay));
+        continue; // the same groups, in the same order
+      }
+      failures = 0;
+      this.idleSince = false;
+      this.pending.splice(0, take);
+      let at = 0;
+      for (const g of groups) {
+        g.resolve(results.slice(at, at + g.ops.length));
+        at += g.ops.length;
+      }
+      // let the requests of this chunk leave before the next chunk's fsync
+      if (this.pending.length > 0) await new Promise((r) => setImmediate(r));
+    }
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * Start-up recovery and catch-up (SPEC §7, §9 items 5 and 6).
+ *
+ * At start-up: runs left `running` by a crash end `crashed` (their run keys
+ * released); queued runs come back in FIFO order, delayed ones wait for their
+ * time, those of a job no longer in the manifests end `stopped`; then every
+ * schedule catches up from its durable checkpoint.
+ *
+ * Catch-up is also what a late wake-up gets (a clock jump, a suspended VM): the
+ * fires between the checkpoint and now go through `policy.catchup`, as
+ * `catchup` runs or `missed` rows, never as a burst of `schedule` runs. Each
+ * schedule's decision and the checkpoint it advances are one ledger group, so a
+ * crash keeps both or neither.
+ */
+import type { Manifest } from '../contract/manifest/types.js';
+import { nextFire } from '../contract/schedule/index.js';
+import { scheduleKey, type Planned, type SchedulerCore } from './core.js';
+import type { Lane } from './lane.js';
+import { stopLeftovers } from './leftovers.js';
+import { missedFires, selectCatchup, type CatchupPolicy } from './policy.js';
+import { buildRegistry, jobKey } from './registry.js';
+
+/** Most missed fires of one schedule recorded one by one; older ones are counted, not listed. */
+export const MAX_MISSED_PER_SCHEDULE = 10_000;
+
+/** The reason recorded on runs found `running` at start-up. */
+export const CRASHED_ERROR = 'the daemon stopped while the run was active';
+
+/** Recovers the ledger, installs the jobs and catches every schedule up. */
+export async function recover(core: SchedulerCore, manifests: readonly Manifest[]): Promise<void> {
+  const { store, clock } = core.deps;
+  await store.migrate();
+  // command runs left running: their processes are stopped before the runs end crashed
+  const running = await store.runningRuns();
+  for (const s of await stopLeftovers(running, await store.runningProcesses(), manifests)) {
+    core.deps.commands?.logs.note(s.runId, `the daemon had crashed; stopped leftover ${s.what}`);
+    core.events.emit('warning', {
+      msg: `${s.app}/${s.job}: run ${s.runId} was left running by a crash; stopped its ${s.what}`,
+    });
+  }
+  const now = clock.now();
+  // runs planned ahead whose instant has not come sent nothing: take them back, so their
+  // fires are decided again (beyond a margin for clock skew between replicas)
+  const planned = (await store.runningRuns()).filter(
+    (r) => r.attempts === 0 && r.startedAt !== null && r.startedAt > now + core.plannedMarginMs,
+  );
+  if (planned.length > 0) await store.write(planned.map((r) => ({ kind: 'withdraw', id: r.id })));
+  const crashed = await store.endCrashed(now, CRASHED_ERROR);
+  if (crashed > 0)
+    core.events.emit('warning', {
+      msg: `${crashed} run(s) left running by a crash were ended as crashed`,
+    });
+  const work = core.install(buildRegistry(manifests), await store.pausedJobs());
+  core.knownSuccesses(await store.lastSuccesses());
+  const checkpoints = new Map(
+    (await store.checkpoints()).map((c) => [
+      scheduleKey(jobKey(c.app, c.job), c.scheduleIndex),
+      c.at,
+    ]),
+  );
+  // queued runs first (they were admitted before the downtime), in FIFO order
+  for (const run of await store.queuedRuns()) {
+    const lane = core.lanes.get(jobKey(run.app, run.job));
+    if (!lane || lane.removed) work.push(core.endUnstarted(run, 'job removed'));
+    else if (run.dueAt !== null && run.dueAt > now) core.addDelayed(run);
+    else work.push(core.admitExisting(lane, run));
+  }
+  for (const lane of core.lanes.values()) {
+    for (let index = 0; index < lane.job.schedules.length; index++) {
+      const at = checkpoints.get(scheduleKey(lane.key, index));
+      if (at === undefined) {
+        // a schedule seen for the first time starts from now
+        core.processed.set(scheduleKey(lane.key, index), now);
+        core.pushNext(lane, index, now);
+        work.push(core.ledger.submit([core.checkpointOp(lane, index, now)], false));
+      } else work.push(catchUp(core, lane, index, at, now, false));
+    }
+  }
+  await Promise.all(work);
+}
+
+function missedReason(policy: CatchupPolicy, late: boolean): string {
+  const why = late ? 'the scheduler was suspended or its clock jumped' : 'the daemon was down';
+  const how =
+    policy.mode === 'none'
+      ? 'catchup.mode none'
+      : `catchup.mode ${policy.mode}` +
+        (policy.windowSeconds !== null ? `, window ${policy.windowSeconds} s` : '') +
+        (policy.mode === 'all' ? `, max_runs ${policy.maxRuns}` : ', only the newest runs');
+  return `missed: ${why} (${how})`;
+}
+
+/**
+ * Catches one schedule up on the fires in `(after, now]`: the catch-up policy
+ * picks the runs, the rest are recorded `missed`, and the checkpoint moves to
+ * the newest of them, all in one ledger group. Pushes the schedule's next fire
+ * before it returns (synchronously), so the timer never loses it.
+ */
+export function catchUp(
+  core: SchedulerCore,
+  lane: Lane,
+  index: number,
+  after: number,
+  now: number,
+  late: boolean,
+): Promise<unknown> {
+  const job = lane.job;
+  const schedule = job.schedules[index]!;
+  const k = scheduleKey(lane.key, index);
+  const found = missedFires(
+    (t) => nextFire(schedule, job.job.timezone, t),
+    after,
+    now,
+    MAX_MISSED_PER_SCHEDULE,
+  );
+  const last = found.fires.at(-1);
+  core.processed.set(k, Math.max(after, last ?? after));
+  core.pushNext(lane, index, Math.max(now, after));
+  if (last === undefined) return Promise.resolve();
+  const checkpoint = core.checkpointOp(lane, index, last);
+  // a disabled or paused job does not catch up the time it spent so
+  if (!job.enabled || lane.paused) return core.ledger.submit([checkpoint], false);
+  const first = found.fires[0] as number;
+  if (late)
+    core.events.emit('downtime', {
+      job: lane.key,
+      from: first,
+      to: last,
+      fires: found.fires.length + found.skipped,
+    });
+  if (found.skipped > 0 || found.truncated) {
+    core.metrics.missedUnrecorded(lane.key, found.skipped);
+    core.events.emit('warning', {
+      msg:
+        `${lane.key}: ${found.skipped}${found.truncated ? '+' : ''} fire(s) of schedule ${index} before ` +
+        `${new Date(first).toISOString()} were missed and counted in cronix_job_missed_total, not recorded one by one`,
+    });
+  }
+  const chosen = selectCatchup(found.fires, now, job.catchup);
+  const reason = missedReason(job.catchup, late);
+  const planned: Planned[] = chosen.missed.map((t) => {
+    core.metrics.expected(lane.key, t);
+    const row = core.newRun(job, index, t, 'schedule', {
+      phase: 'ended',
+      outcome: 'missed',
+      endedAt: now,
+      error: reason,
+    });
+    return { lane, row, decision: null };
+  });
+  for (const t of chosen.run) {
+    core.metrics.expected(lane.key, t);
+    core.metrics.backfilled(lane.key);
+    planned.push(core.plan(lane, core.newRun(job, index, t, 'catchup')));
+  }
+  return core.record(planned, [checkpoint]);
+}

@@ -1,0 +1,61 @@
+/**
+ * Numbered migrations of the PostgreSQL store, applied at start-up in one
+ * transaction under an advisory lock on the schema's name, so replicas starting
+ * together serialize and a crash leaves the schema at a whole version. A schema
+ * written by a newer cronix is refused, naming both versions. Append new
+ * migrations; never edit a released one.
+ */
+import type pg from 'pg';
+import type { Migration } from '../migrations/migration.js';
+import { SchemaTooNewError } from '../migrations.js';
+import { pg001Init } from './001_init.js';
+import { pg002Commands } from './002_commands.js';
+import { ident } from './connect.js';
+
+/** Every PostgreSQL migration, ascending by version. */
+export const PG_MIGRATIONS: readonly Migration[] = [pg001Init, pg002Commands];
+
+/**
+ * Creates the schema if needed and applies the pending migrations; returns
+ * the versions applied. Idempotent.
+ * @throws {SchemaTooNewError} when the schema knows a version this build does not.
+ */
+export async function migratePg(
+  client: pg.PoolClient | pg.Client,
+  schema: string,
+  now: () => number = Date.now,
+  migrations: readonly Migration[] = PG_MIGRATIONS,
+): Promise<number[]> {
+  const known = migrations.reduce((max, m) => Math.max(max, m.version), 0);
+  const applied: number[] = [];
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`cronix-migrate:${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${ident(schema)}.schema_migrations (
+      version    INTEGER PRIMARY KEY,
+      name       TEXT    NOT NULL,
+      applied_at BIGINT  NOT NULL
+    )`);
+    const { rows } = await client.query<{ v: number | null }>(
+      `SELECT MAX(version) AS v FROM ${ident(schema)}.schema_migrations`,
+    );
+    const current = rows[0]?.v ?? 0;
+    if (current > known) throw new SchemaTooNewError(current, known);
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (m.version <= current) continue;
+      await client.query(`SET LOCAL search_path TO ${ident(schema)}`);
+      await client.query(m.sql);
+      await client.query(
+        `INSERT INTO ${ident(schema)}.schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
+        [m.version, m.name, now()],
+      );
+      applied.push(m.version);
+    }
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  }
+  return applied;
+}

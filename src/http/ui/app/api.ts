@@ -1,0 +1,164 @@
+/**
+ * The UI's API client: JSON in and out, errors in the API's shape
+ * (`{"error": {"code", "message"}}`) as {@link ApiError}, and the session's
+ * CSRF token on every mutation. The session cookie itself is HttpOnly: this
+ * code never sees it.
+ */
+
+/** An error answered by the API (or the network). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The session as `GET /api/v1/session` describes it. */
+export interface SessionState {
+  auth: 'token' | 'none';
+  authenticated: boolean;
+  csrf_token: string | null;
+  expires_at: string | null;
+}
+
+let csrf: string | null = null;
+let onUnauthorized: () => void = () => undefined;
+
+/** Remembers the session (its CSRF token) after a login or at start. */
+export function rememberSession(s: SessionState): void {
+  csrf = s.csrf_token;
+}
+
+/** Called when a mutation answers 401 (the session ended). */
+export function whenUnauthorized(f: () => void): void {
+  onUnauthorized = f;
+}
+
+async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET' && csrf) headers['x-csrf-token'] = csrf;
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+  } catch (err) {
+    throw new ApiError(0, 'network', `the daemon did not answer (${(err as Error).message})`);
+  }
+  const text = await res.text();
+  let json: unknown = null;
+  try {
+    json = text === '' ? null : JSON.parse(text);
+  } catch {
+    json = null;
+  }
+  if (!res.ok) {
+    const e = (json as { error?: { code?: string; message?: string } } | null)?.error;
+    if (res.status === 401 && method !== 'GET' && path !== '/api/v1/session') onUnauthorized();
+    throw new ApiError(res.status, e?.code ?? 'http', e?.message ?? `HTTP ${res.status}`);
+  }
+  return json as T;
+}
+
+/** GET a JSON document. */
+export const get = <T>(path: string): Promise<T> => request<T>('GET', path);
+/** POST (a mutation): carries the CSRF token. */
+export const post = <T>(path: string, body?: unknown): Promise<T> => request<T>('POST', path, body);
+/** DELETE (logout). */
+export const del = <T>(path: string): Promise<T> => request<T>('DELETE', path);
+
+/**
+ * The API's routes, read once from its OpenAPI document, so optional ones
+ * (`/api/v1/cluster` with an HA store, `/api/v1/runs/{id}/log` for command
+ * jobs) are asked for only when the daemon has them: no 404 in the console.
+ */
+let paths: Promise<Set<string>> | null = null;
+export function apiPaths(): Promise<Set<string>> {
+  paths ??= get<{ paths: Record<string, unknown> }>('/openapi.json').then(
+    (d) => new Set(Object.keys(d.paths)),
+    () => new Set<string>(),
+  );
+  return paths;
+}
+
+/** Encodes one path segment. */
+export const seg = (s: string): string => encodeURIComponent(s);
+
+// ---- wire shapes (see /openapi.json) ----
+
+export type Outcome =
+  | 'success'
+  | 'app_rejected'
+  | 'retries_exhausted'
+  | 'skipped'
+  | 'queue_full'
+  | 'stopped'
+  | 'crashed'
+  | 'missed'
+  | 'duplicate'
+  | 'internal_error';
+
+export interface AttemptJson {
+  attempt: number;
+  started_at: string | null;
+  duration_ms: number;
+  status: number | null;
+  error: string | null;
+}
+
+export interface RunJson {
+  id: string;
+  run_key: string;
+  app: string;
+  job: string;
+  schedule_index: number | null;
+  scheduled_time: string;
+  trigger: 'schedule' | 'catchup' | 'manual' | 'replay';
+  phase: 'queued' | 'running' | 'ended';
+  outcome: Outcome | null;
+  attempts: number;
+  last_status: number | null;
+  created_at: string;
+  started_at: string | null;
+  ended_at: string | null;
+  due_at: string | null;
+  duration_ms: number | null;
+  error: string | null;
+  attempt_log: AttemptJson[];
+  /** Set by HA stores (SPEC §10). */
+  leader_epoch?: number | null;
+  /** Set for command jobs (SPEC §11). */
+  output_truncated?: boolean;
+}
+
+export interface JobJson {
+  app: string;
+  job: string;
+  schedules: string[];
+  timezone: string;
+  next_fire: string | null;
+  paused: boolean;
+  enabled: boolean;
+  last_outcome: Outcome | null;
+  recent_outcomes: Outcome[];
+  active: number;
+  queued: number;
+}
+
+export interface JobDetailJson extends JobJson {
+  policy: Record<string, unknown>;
+  request: { method: string; url: string; headers: Record<string, string> };
+  signed: boolean;
+}
+
+export interface Admission {
+  run: RunJson;
+  admission: 'started' | 'queued' | 'skipped' | 'queue_full' | 'scheduled';
+}

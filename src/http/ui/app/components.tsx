@@ -1,0 +1,224 @@
+/** Small shared pieces: outcome badges and strips, times, run tables, actions. */
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, type Outcome, type RunJson } from './api.js';
+import {
+  bothClocks,
+  duration,
+  OUTCOME_TEXT,
+  outcomeTone,
+  runDuration,
+  runState,
+} from './format.js';
+import { Link } from './router.js';
+
+/** An outcome (or a phase) as text with a colour; the text carries the meaning. */
+export function OutcomeBadge({ run, outcome }: { run?: RunJson; outcome?: Outcome | null }) {
+  const o = run ? run.outcome : (outcome ?? null);
+  const text = run ? runState(run) : o ? OUTCOME_TEXT[o] : 'never ran';
+  return <span class={`badge tone-${outcomeTone(o)}`}>{text}</span>;
+}
+
+/** The last outcomes, oldest left, newest right; each cell titled, with a text summary. */
+export function OutcomeStrip({ outcomes }: { outcomes: Outcome[] }) {
+  const counts = new Map<Outcome, number>();
+  for (const o of outcomes) counts.set(o, (counts.get(o) ?? 0) + 1);
+  const summary =
+    outcomes.length === 0
+      ? 'no runs yet'
+      : `last ${outcomes.length}: ` +
+        [...counts].map(([o, n]) => `${n} ${OUTCOME_TEXT[o]}`).join(', ');
+  return (
+    <span class="strip" title={summary}>
+      {[...outcomes].reverse().map((o, i) => (
+        <span key={i} class={`cell tone-${outcomeTone(o)} o-${o}`} />
+      ))}
+      <span class="sr-only">{summary}</span>
+    </span>
+  );
+}
+
+/** An instant in the job's zone, with the viewer's local time beside it when it differs. */
+export function When({ iso, zone }: { iso: string | null; zone: string }) {
+  const t = bothClocks(iso, zone);
+  if (!t) return <span class="muted">—</span>;
+  return (
+    <span class="when">
+      <time dateTime={iso ?? undefined}>{t.job}</time>
+      {t.local && <span class="local">{t.local} your time</span>}
+    </span>
+  );
+}
+
+/** A table of runs with the column headers of SPEC §13. */
+export function RunTable({
+  runs,
+  zoneOf,
+  caption,
+  empty = 'No runs.',
+}: {
+  runs: RunJson[];
+  zoneOf: (r: RunJson) => string;
+  caption: string;
+  empty?: string;
+}) {
+  return (
+    <table class="runs">
+      <caption>{caption}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Job</th>
+          <th scope="col">Scheduled</th>
+          <th scope="col">Trigger</th>
+          <th scope="col">Outcome</th>
+          <th scope="col">Attempts</th>
+          <th scope="col">Duration</th>
+        </tr>
+      </thead>
+      <tbody>
+        {runs.length === 0 && (
+          <tr>
+            <td colSpan={6} class="muted">
+              {empty}
+            </td>
+          </tr>
+        )}
+        {runs.map((r) => (
+          <tr key={r.id} data-run={r.id}>
+            <td>
+              <Link href={`/runs/${r.id}`}>
+                {r.app}/{r.job}
+              </Link>
+            </td>
+            <td>
+              <When iso={r.scheduled_time} zone={zoneOf(r)} />
+            </td>
+            <td>{r.trigger}</td>
+            <td>
+              <OutcomeBadge run={r} />
+              {r.error && <span class="err-line">{r.error}</span>}
+            </td>
+            <td class="num">{r.attempts}</td>
+            <td class="num">{duration(runDuration(r))}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** A message for the result of an action or a load, announced to screen readers. */
+export function Notice({
+  notice,
+}: {
+  notice: { kind: 'ok' | 'error'; text: ComponentChildren } | null;
+}) {
+  if (!notice) return <p class="notice-slot" role="status" aria-live="polite" />;
+  return (
+    <p
+      class={`notice notice-${notice.kind}`}
+      role={notice.kind === 'error' ? 'alert' : 'status'}
+      aria-live="polite"
+    >
+      {notice.text}
+    </p>
+  );
+}
+
+/** Words for an error of the API. */
+export function errorText(err: unknown): string {
+  if (err instanceof ApiError) return `${err.message} (${err.code})`;
+  return (err as Error).message;
+}
+
+/** A button that asks for confirmation in a modal dialog before `onConfirm`. */
+export function ConfirmButton({
+  label,
+  question,
+  confirmLabel,
+  onConfirm,
+  disabled,
+}: {
+  label: string;
+  question: string;
+  confirmLabel: string;
+  onConfirm: () => void;
+  disabled?: boolean;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  return (
+    <>
+      <button
+        type="button"
+        class="danger"
+        disabled={disabled}
+        onClick={() => ref.current?.showModal()}
+      >
+        {label}
+      </button>
+      <dialog ref={ref} aria-label={label}>
+        <form
+          method="dialog"
+          onSubmit={(e) => {
+            const v = (e.submitter as HTMLButtonElement | null)?.value;
+            if (v === 'yes') onConfirm();
+          }}
+        >
+          <p>{question}</p>
+          <div class="actions">
+            <button value="no" type="submit" autoFocus>
+              Keep it
+            </button>
+            <button value="yes" type="submit" class="danger">
+              {confirmLabel}
+            </button>
+          </div>
+        </form>
+      </dialog>
+    </>
+  );
+}
+
+/** Data loaded from the API, reloaded when `deps` change or `reload()` is called. */
+export function useLoad<T>(
+  load: () => Promise<T>,
+  deps: unknown[],
+): { data: T | null; error: unknown; reload: () => void; set: (f: (d: T) => T) => void } {
+  const [state, setState] = useState<{ data: T | null; error: unknown }>({
+    data: null,
+    error: null,
+  });
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    load().then(
+      (data) => live && setState({ data, error: null }),
+      (error: unknown) => live && setState((s) => ({ data: s.data, error })),
+    );
+    return () => {
+      live = false;
+    };
+  }, [...deps, tick]);
+  return {
+    ...state,
+    reload: () => setTick((t) => t + 1),
+    set: (f) => setState((s) => (s.data === null ? s : { data: f(s.data), error: s.error })),
+  };
+}
+
+/** `f`, called at most once per `ms` (the first call at once, the last one never lost). */
+export function useThrottled(f: () => void, ms: number): () => void {
+  const ref = useRef({ f, last: 0, timer: 0 as ReturnType<typeof setTimeout> | 0 });
+  ref.current.f = f;
+  useEffect(() => () => clearTimeout(ref.current.timer || undefined), []);
+  return () => {
+    const r = ref.current;
+    if (r.timer) return;
+    const wait = Math.max(0, r.last + ms - Date.now());
+    r.timer = setTimeout(() => {
+      r.timer = 0;
+      r.last = Date.now();
+      r.f();
+    }, wait);
+  };
+}

@@ -1,0 +1,326 @@
+/**
+ * Job (SPEC §13): schedule and policy, the next 10 fires with DST transitions
+ * marked, run history with an outcome filter, a timeline, a duration chart,
+ * and the actions `Run now`, a delayed run, `Pause` / `Resume`.
+ */
+import { useState } from 'preact/hooks';
+import { describeSchedule } from '../../../../contract/schedule/describe.js';
+import {
+  get,
+  post,
+  seg,
+  type Admission,
+  type JobDetailJson,
+  type Outcome,
+  type RunJson,
+} from '../api.js';
+import { DurationChart, Timeline } from '../charts.js';
+import { ConfirmButton, errorText, Notice, RunTable, useLoad } from '../components.js';
+import { inZone, LOCAL_ZONE, OUTCOME_TEXT } from '../format.js';
+import { useLive } from '../live.js';
+import { Link } from '../router.js';
+
+interface NextFires {
+  timezone: string;
+  fires: {
+    utc: string;
+    local: string;
+    schedule_indexes: number[];
+    transition: { at: string; before: string; after: string; direction: 'forward' | 'back' } | null;
+  }[];
+}
+
+type NoticeState = { kind: 'ok' | 'error'; text: preact.ComponentChildren } | null;
+
+function admissionText(a: Admission): preact.ComponentChildren {
+  const link = <Link href={`/runs/${a.run.id}`}>run {a.run.id.slice(-12)}</Link>;
+  switch (a.admission) {
+    case 'started':
+      return <>Started {link}.</>;
+    case 'queued':
+      return <>Queued {link} behind the running ones.</>;
+    case 'scheduled':
+      return (
+        <>
+          Scheduled {link} for {new Date(a.run.due_at ?? a.run.scheduled_time).toLocaleString()}.
+        </>
+      );
+    case 'skipped':
+      return <>Not started: the job is at its limit and its policy is Forbid ({link}, skipped).</>;
+    case 'queue_full':
+      return <>Not started: the queue is full ({link}).</>;
+  }
+}
+
+function Policy({ job }: { job: JobDetailJson }) {
+  const p = job.policy as {
+    concurrency: string;
+    concurrency_scope: string;
+    timeout_seconds: number;
+    max_concurrent: number;
+    queue_max: number;
+    retries: { max_attempts: number; min_seconds: number; max_seconds: number };
+    catchup: { mode: string; window_seconds: number | null; max_runs: number };
+    jitter: { stable_seconds: number; random_seconds: number };
+  };
+  return (
+    <dl class="facts">
+      <dt>Concurrency</dt>
+      <dd>
+        {p.concurrency} ({p.concurrency_scope} scope)
+        {p.concurrency !== 'Allow' && `, at most ${p.max_concurrent} at once`}
+        {p.concurrency === 'Enqueue' && `, queue up to ${p.queue_max}`}
+      </dd>
+      <dt>Timeout</dt>
+      <dd>{p.timeout_seconds} s per attempt</dd>
+      <dt>Retries</dt>
+      <dd>
+        {p.retries.max_attempts} attempts, backoff {p.retries.min_seconds}–{p.retries.max_seconds} s
+      </dd>
+      <dt>Catch-up</dt>
+      <dd>
+        {p.catchup.mode}
+        {p.catchup.window_seconds !== null &&
+          p.catchup.window_seconds !== undefined &&
+          `, within ${p.catchup.window_seconds} s`}
+        {p.catchup.mode === 'all' && `, at most ${p.catchup.max_runs} runs`}
+      </dd>
+      <dt>Jitter</dt>
+      <dd>
+        {p.jitter.stable_seconds} s stable, {p.jitter.random_seconds} s random
+      </dd>
+      <dt>Request</dt>
+      <dd>
+        <code>
+          {job.request.method} {job.request.url}
+        </code>
+        {job.signed ? ' (signed)' : ' (not signed)'}
+        {Object.keys(job.request.headers).length > 0 && (
+          <ul class="plain">
+            {Object.entries(job.request.headers).map(([k, v]) => (
+              <li key={k}>
+                <code>
+                  {k}: {v}
+                </code>
+              </li>
+            ))}
+          </ul>
+        )}
+      </dd>
+    </dl>
+  );
+}
+
+function NextFiresTable({ next }: { next: NextFires }) {
+  const local = next.timezone !== LOCAL_ZONE;
+  return (
+    <table class="compact next-fires">
+      <caption>Next {next.fires.length} fires</caption>
+      <thead>
+        <tr>
+          <th scope="col">In {next.timezone}</th>
+          {local && <th scope="col">Your time ({LOCAL_ZONE})</th>}
+        </tr>
+      </thead>
+      <tbody>
+        {next.fires.flatMap((f) => [
+          ...(f.transition
+            ? [
+                <tr key={`dst-${f.utc}`} class="dst">
+                  <td colSpan={local ? 2 : 1}>
+                    <strong>DST:</strong> clocks go {f.transition.direction} at{' '}
+                    {new Date(f.transition.at).toISOString().slice(0, 16).replace('T', ' ')} UTC
+                    (UTC{f.transition.before} → UTC
+                    {f.transition.after})
+                  </td>
+                </tr>,
+              ]
+            : []),
+          <tr key={f.utc}>
+            <td>
+              <time dateTime={f.utc} title={f.utc}>
+                {inZone(f.utc, next.timezone)}
+              </time>
+            </td>
+            {local && <td>{inZone(f.utc, LOCAL_ZONE)}</td>}
+          </tr>,
+        ])}
+      </tbody>
+    </table>
+  );
+}
+
+export function JobPage({ app, job }: { app: string; job: string }) {
+  const base = `/api/v1/jobs/${seg(app)}/${seg(job)}`;
+  const [outcome, setOutcome] = useState<Outcome | ''>('');
+  const [notice, setNotice] = useState<NoticeState>(null);
+  const [delay, setDelay] = useState('5');
+  const detail = useLoad(() => get<JobDetailJson>(base), [base]);
+  const next = useLoad(() => get<NextFires>(`${base}/next?count=10`), [base]);
+  const runs = useLoad(
+    () =>
+      get<{ runs: RunJson[] }>(
+        `/api/v1/runs?app=${seg(app)}&job=${seg(job)}&limit=100${outcome ? `&outcome=${outcome}` : ''}`,
+      ).then((r) => r.runs),
+    [app, job, outcome],
+  );
+  const all = useLoad(
+    () =>
+      get<{ runs: RunJson[] }>(`/api/v1/runs?app=${seg(app)}&job=${seg(job)}&limit=100`).then(
+        (r) => r.runs,
+      ),
+    [app, job],
+  );
+  useLive((e) => {
+    if (e.type === 'reset' || e.type === 'jobs')
+      return (detail.reload(), runs.reload(), all.reload());
+    if (e.type === 'job' && e.app === app && e.job === job) return detail.reload();
+    if (e.type !== 'run' || e.run.app !== app || e.run.job !== job) return;
+    const upsert = (rs: RunJson[]) => {
+      const i = rs.findIndex((r) => r.id === e.run.id);
+      if (i >= 0) return rs.map((r) => (r.id === e.run.id ? e.run : r));
+      return [e.run, ...rs];
+    };
+    all.set(upsert);
+    if (!outcome || e.run.outcome === outcome) runs.set(upsert);
+    detail.reload();
+  });
+  const act = async (what: string, f: () => Promise<unknown>) => {
+    setNotice({ kind: 'ok', text: `${what}…` });
+    try {
+      await f();
+    } catch (err) {
+      setNotice({ kind: 'error', text: `${what} failed: ${errorText(err)}` });
+    }
+  };
+  const trigger = (body?: unknown) =>
+    act(body ? 'Run later' : 'Run now', async () => {
+      const a = await post<Admission>(`${base}/trigger`, body);
+      setNotice({
+        kind: a.admission === 'skipped' || a.admission === 'queue_full' ? 'error' : 'ok',
+        text: admissionText(a),
+      });
+      all.set((rs) => (rs.some((r) => r.id === a.run.id) ? rs : [a.run, ...rs]));
+      runs.reload();
+    });
+  const setPaused = (paused: boolean) =>
+    act(paused ? 'Pause' : 'Resume', async () => {
+      await post(`${base}/${paused ? 'pause' : 'resume'}`);
+      detail.set((d) => ({ ...d, paused }));
+      setNotice({
+        kind: 'ok',
+        text: paused ? 'Paused: scheduled fires are not run until you resume.' : 'Resumed.',
+      });
+    });
+  const d = detail.data;
+  return (
+    <main>
+      <p class="crumbs">
+        <Link href="/jobs">Jobs</Link> / {app}
+      </p>
+      <h1>
+        {app}/{job} {d?.paused && <span class="badge tone-warn">paused</span>}
+        {d && !d.enabled && <span class="badge tone-muted">disabled</span>}
+      </h1>
+      {detail.error !== null && (
+        <p class="notice notice-error" role="alert">
+          {errorText(detail.error)}
+        </p>
+      )}
+      {d && (
+        <>
+          <ul class="plain schedules">
+            {d.schedules.map((s) => (
+              <li key={s}>
+                <strong>{describeSchedule(s, d.timezone)}</strong> <code>{s}</code>
+              </li>
+            ))}
+          </ul>
+          <div class="toolbar">
+            <button type="button" class="primary" onClick={() => void trigger()}>
+              Run now
+            </button>
+            <form
+              class="inline"
+              onSubmit={(e) => {
+                e.preventDefault();
+                void trigger({ after_seconds: Math.round(Number(delay) * 60) });
+              }}
+            >
+              <label>
+                Delay (minutes){' '}
+                <input
+                  type="number"
+                  min="0"
+                  max="527040"
+                  step="any"
+                  required
+                  value={delay}
+                  onInput={(e) => setDelay((e.target as HTMLInputElement).value)}
+                />
+              </label>
+              <button type="submit">Run later</button>
+            </form>
+            {d.paused ? (
+              <button type="button" onClick={() => void setPaused(false)}>
+                Resume
+              </button>
+            ) : (
+              <ConfirmButton
+                label="Pause"
+                question={`Pause ${app}/${job}? Its scheduled fires are not run (nor caught up) until you resume it; manual runs still work.`}
+                confirmLabel="Pause the job"
+                onConfirm={() => void setPaused(true)}
+              />
+            )}
+          </div>
+          <Notice notice={notice} />
+          <div class="grid">
+            <section aria-labelledby="policy-h">
+              <h2 id="policy-h">Policy</h2>
+              <Policy job={d} />
+              <p>
+                Active: {d.active} · Queued: {d.queued}
+              </p>
+            </section>
+            <section aria-labelledby="next-h">
+              <h2 id="next-h">Next fires</h2>
+              {next.data ? <NextFiresTable next={next.data} /> : <p class="muted">Loading…</p>}
+            </section>
+          </div>
+        </>
+      )}
+      <section aria-labelledby="timeline-h">
+        <h2 id="timeline-h">Timeline</h2>
+        {all.data && <Timeline runs={all.data} zone={d?.timezone ?? 'UTC'} />}
+      </section>
+      <section aria-labelledby="durations-h">
+        <h2 id="durations-h">Durations</h2>
+        {all.data && <DurationChart runs={all.data} />}
+      </section>
+      <section aria-labelledby="history-h">
+        <h2 id="history-h">Run history</h2>
+        <label>
+          Outcome{' '}
+          <select
+            value={outcome}
+            onChange={(e) => setOutcome((e.target as HTMLSelectElement).value as Outcome | '')}
+          >
+            <option value="">all outcomes</option>
+            {(Object.keys(OUTCOME_TEXT) as Outcome[]).map((o) => (
+              <option key={o} value={o}>
+                {OUTCOME_TEXT[o]}
+              </option>
+            ))}
+          </select>
+        </label>
+        <RunTable
+          runs={runs.data ?? []}
+          zoneOf={() => d?.timezone ?? 'UTC'}
+          caption={`Runs of ${app}/${job}, newest first${outcome ? `, outcome ${OUTCOME_TEXT[outcome]}` : ''}`}
+          empty={runs.data ? 'No runs.' : 'Loading…'}
+        />
+      </section>
+    </main>
+  );
+}

@@ -1,0 +1,89 @@
+/** Every job's secrets are resolved before the daemon schedules anything (SPEC §9 item 2). */
+import { expect, it } from 'vitest';
+import { resolveJobSecrets } from '../../src/daemon/job-secrets.js';
+import { parseManifest } from '../../src/contract/manifest/index.js';
+import { manifest } from '../helpers/daemon.js';
+
+const job = (name: string, refs: string[]) => ({
+  name,
+  schedule: '* * * * *',
+  request: { url: 'https://example.com/x' },
+  auth: { secret_refs: refs },
+});
+
+it('names every job whose refs are missing, unset or short; never a secret value', () => {
+  const r = resolveJobSecrets(
+    [
+      manifest('billing', [
+        job('ok', ['env:GOOD']),
+        job('none', []),
+        job('unset', ['env:NOPE']),
+        job('short', ['raw:tiny-secret']),
+        job('rotating', ['env:GOOD', 'env:SHORT']),
+      ]),
+    ],
+    { GOOD: 'a-long-enough-secret-value', SHORT: 'abc' },
+  );
+  expect(r.ok).toBe(false);
+  if (r.ok) return;
+  expect(r.errors).toEqual([
+    expect.stringMatching(/^job billing\/none: no auth.secret_refs/),
+    'job billing/rotating: secret too short: env:SHORT resolves to 3 bytes; an HMAC signing secret needs at least 16 bytes (generate one with "openssl rand -hex 32")',
+    'job billing/short: secret too short: raw:[REDACTED] resolves to 11 bytes; an HMAC signing secret needs at least 16 bytes (generate one with "openssl rand -hex 32")',
+    'job billing/unset: secret ref env:NOPE: env var NOPE is not set',
+  ]);
+  expect(JSON.stringify(r.errors)).not.toContain('tiny-secret');
+  expect(JSON.stringify(r.errors)).not.toContain('a-long-enough');
+});
+
+it('returns the secrets in ref order when all resolve', () => {
+  const r = resolveJobSecrets([manifest('a', [job('j', ['env:A', 'raw:second-secret-0123'])])], {
+    A: 'first-secret-0123456',
+  });
+  expect(r).toEqual({
+    ok: true,
+    secrets: new Map([['a/j', ['first-secret-0123456', 'second-secret-0123']]]),
+    envSecrets: new Map(),
+  });
+});
+
+/** A command job (no auth: it signs nothing). */
+const command = (name: string, envFromSecrets: Record<string, string> = {}) => ({
+  name,
+  schedule: '* * * * *',
+  command: { argv: ['/bin/true'], env_from_secrets: envFromSecrets },
+});
+
+it('command jobs need no secret_refs; their env_from_secrets resolve (any length)', () => {
+  const m = parseManifest({
+    version: 1,
+    app: 'ops',
+    jobs: [command('bare'), command('db', { DB_PASSWORD: 'env:DB_PW', TOKEN: 'raw:t' })],
+  });
+  if (!m.ok) throw new Error(JSON.stringify(m.errors));
+  expect(resolveJobSecrets([m.manifest], { DB_PW: 'pw' })).toEqual({
+    ok: true,
+    secrets: new Map(),
+    envSecrets: new Map([
+      ['ops/bare', {}],
+      ['ops/db', { DB_PASSWORD: 'pw', TOKEN: 't' }],
+    ]),
+  });
+});
+
+it('an env_from_secrets ref that does not resolve is a start-up error naming job, variable and ref', () => {
+  const m = parseManifest({
+    version: 1,
+    app: 'ops',
+    jobs: [command('db', { DB_PASSWORD: 'file:/nonexistent/pw', KEY: 'raw:', OK: 'env:OK' })],
+  });
+  if (!m.ok) throw new Error(JSON.stringify(m.errors));
+  const r = resolveJobSecrets([m.manifest], { OK: 'fine' });
+  expect(r).toEqual({
+    ok: false,
+    errors: [
+      'job ops/db: command.env_from_secrets DB_PASSWORD: secret ref file:/nonexistent/pw: file not readable: ENOENT',
+      'job ops/db: command.env_from_secrets KEY: secret ref raw:[REDACTED]: raw ref is empty',
+    ],
+  });
+});

@@ -1,0 +1,137 @@
+/**
+ * Planning ahead (issue 12): a fire of an idle job is admitted and its row
+ * recorded `running` (claims taken) before its instant, and its request
+ * leaves at the instant — never before. A planned run the daemon could not
+ * launch is taken back (shutdown, or a restart before its instant), so its fire
+ * is decided again; a restart after its instant ends it `crashed` like any
+ * run that might have been sent.
+ */
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { manifest, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { ManualClock, settle } from '../helpers/manual-clock.js';
+import { startSink, type Sink } from '../helpers/sink.js';
+
+const T0 = Date.UTC(2026, 0, 1, 0, 0, 30);
+const MINUTE_1 = Date.UTC(2026, 0, 1, 0, 1);
+let sink: Sink;
+let daemon: TestDaemon | undefined;
+beforeAll(async () => {
+  sink = await startSink(() => ({ status: 200 }));
+});
+afterAll(async () => {
+  await sink.close();
+});
+afterEach(async () => {
+  await daemon?.stop();
+  daemon = undefined;
+  mark = sink.requests.length;
+});
+
+const jobs = [
+  {
+    name: 'tick',
+    schedule: '* * * * *',
+    request: { url: 'http://127.0.0.1:1/placeholder' },
+    policy: { concurrency: 'Allow', retries: { max_attempts: 1 } },
+  },
+];
+const withSink = () => [
+  manifest(
+    'plan',
+    jobs.map((j) => ({ ...j, request: { url: `${sink.url}/tick` } })),
+  ),
+];
+let mark = 0;
+const sentFor = (at: number) =>
+  sink.requests
+    .slice(mark)
+    .filter((r) => r.url === '/tick' && Number(r.headers['x-cron-fire-time']) * 1000 === at);
+
+it('the row is recorded before the instant; the request leaves at the instant, not before', async () => {
+  const clock = new ManualClock(T0);
+  daemon = await startTestDaemon(clock, withSink());
+  await clock.advance(29_000); // 00:00:59: within the look-ahead
+  await settle(20);
+  const [row] = await daemon.store.runningRuns();
+  expect(row).toMatchObject({ scheduledTime: MINUTE_1, startedAt: MINUTE_1, phase: 'running' });
+  expect(await daemon.store.keyHolder(row!.runKey)).toEqual({ runId: row!.id, state: 'running' });
+  await clock.advance(999); // 00:00:59.999
+  await settle(20);
+  expect(sentFor(MINUTE_1)).toHaveLength(0);
+  expect(daemon.scheduler.activeCount('plan/tick')).toBe(0);
+  await clock.advance(1); // 00:01:00.000
+  await daemon.waitEnded(1);
+  const [sent] = sentFor(MINUTE_1);
+  expect(sent!.headers['x-cron-run-id']).toBe(row!.id);
+  expect(daemon.ended[0]).toMatchObject({ id: row!.id, outcome: 'success' });
+});
+
+it('a shutdown before the instant takes the planned run back; the next daemon fires it once', async () => {
+  const clock = new ManualClock(T0);
+  daemon = await startTestDaemon(clock, withSink());
+  await clock.advance(29_000);
+  await settle(20);
+  expect(await daemon.store.runningRuns()).toHaveLength(1);
+  const dbPath = daemon.dbPath;
+  await daemon.stop();
+  const check = await startTestDaemon(clock, withSink(), dbPath);
+  // taken back at shutdown: no row, and the restarted daemon plans it again
+  await settle(20);
+  const rows = await check.store.listRuns({ app: 'plan' });
+  expect(rows.filter((r) => r.scheduledTime === MINUTE_1 && r.phase === 'ended')).toHaveLength(0);
+  daemon = check;
+  await clock.advance(1000);
+  await daemon.waitEnded(1);
+  expect(sentFor(MINUTE_1)).toHaveLength(1);
+  expect(
+    (await daemon.store.listRuns({ app: 'plan' })).filter((r) => r.scheduledTime === MINUTE_1),
+  ).toHaveLength(1);
+});
+
+it('after a crash: a restart before the instant takes the planned run back; after it, crashed', async () => {
+  for (const late of [false, true]) {
+    // what a daemon killed after planning leaves behind: the planned row and its claims
+    const clock = new ManualClock(MINUTE_1 - 1000);
+    const first = await startTestDaemon(clock, withSink());
+    const [planned] = await first.store.runningRuns();
+    await first.stop();
+    const { openSqliteStore } = await import('../../src/daemon/store/sqlite.js');
+    const store = await openSqliteStore(first.dbPath);
+    const run = {
+      ...(planned ?? {}),
+      id: '01900000-0000-7000-8000-000000000001',
+      runKey: `plan/tick#2026-01-01T00:01:00Z#x`,
+      app: 'plan',
+      job: 'tick',
+      scheduleIndex: 0,
+      scheduledTime: MINUTE_1,
+      trigger: 'schedule' as const,
+      phase: 'running' as const,
+      outcome: null,
+      attempts: 0,
+      lastStatus: null,
+      createdAt: MINUTE_1 - 1500,
+      startedAt: MINUTE_1,
+      endedAt: null,
+      dueAt: null,
+      error: null,
+      attemptLog: [],
+      outputTruncated: false,
+    };
+    await store.write([{ kind: 'insert', run }]);
+    await store.close();
+    const restart = new ManualClock(late ? MINUTE_1 + 5000 : MINUTE_1 - 500);
+    daemon = await startTestDaemon(restart, withSink(), first.dbPath);
+    await settle(20);
+    const row = await daemon.store.getRun(run.id);
+    if (late) expect(row).toMatchObject({ phase: 'ended', outcome: 'crashed' });
+    else {
+      expect(row).toBeNull(); // taken back: nothing was sent, the fire is decided again
+      await restart.advance(500);
+      await daemon.waitEnded(1);
+      expect(daemon.ended[0]).toMatchObject({ scheduledTime: MINUTE_1, outcome: 'success' });
+    }
+    await daemon.stop();
+    daemon = undefined;
+  }
+});

@@ -1,0 +1,87 @@
+/**
+ * The PostgreSQL store: the shared store contract on a fresh schema per test
+ * (the same suite SQLite passes), plus what only PostgreSQL has: migrations
+ * under an advisory lock, a schema from a newer cronix refused, the fence.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { SchemaTooNewError } from '../../src/daemon/store/migrations.js';
+import { FencedError, PostgresStore } from '../../src/daemon/store/postgres.js';
+import { dropSchema, PG_URL, pgQuery, schemaName, withSchema } from '../helpers/pg.js';
+import { storeContract } from './store-contract.js';
+import { insertRuns, newRun } from './store-fixtures.js';
+
+storeContract('postgres (schema per test)', async () => {
+  const schema = schemaName('contract');
+  return {
+    store: PostgresStore.open(withSchema(PG_URL, schema)),
+    cleanup: () => dropSchema(schema),
+  };
+});
+
+describe('PostgresStore', () => {
+  const schemas: string[] = [];
+  const open = (): PostgresStore => {
+    const schema = schemaName('store');
+    schemas.push(schema);
+    return PostgresStore.open(withSchema(PG_URL, schema));
+  };
+  afterAll(async () => {
+    for (const s of schemas) await dropSchema(s);
+  });
+
+  it('replicas migrating at once serialize on the advisory lock; each version is applied once', async () => {
+    const stores = [open()];
+    const schema = schemas.at(-1)!;
+    for (let i = 0; i < 4; i++) stores.push(PostgresStore.open(withSchema(PG_URL, schema)));
+    await Promise.all(stores.map((s) => s.migrate()));
+    const rows = await pgQuery<{ version: number }>(
+      `SELECT version FROM ${schema}.schema_migrations ORDER BY version`,
+    );
+    expect(rows.map((r) => r.version)).toEqual([1]);
+    for (const s of stores) await s.close();
+  });
+
+  it('refuses a schema written by a newer cronix, naming both versions', async () => {
+    const store = open();
+    await store.migrate();
+    await pgQuery(`INSERT INTO ${schemas.at(-1)}.schema_migrations VALUES (99, 'future', 0)`);
+    const again = PostgresStore.open(withSchema(PG_URL, schemas.at(-1)!));
+    await expect(again.migrate()).rejects.toThrow(SchemaTooNewError);
+    await expect(again.migrate()).rejects.toThrow(
+      /version 99 is newer than this cronix knows \(1\)/,
+    );
+    await again.close();
+    await store.close();
+  });
+
+  it('an unreachable server is explained with host and cause', async () => {
+    const store = PostgresStore.open('postgres://postgres@127.0.0.1:1/postgres?schema=x');
+    await expect(store.migrate()).rejects.toThrow(
+      'PostgreSQL at 127.0.0.1:1/postgres: connection refused (is the server running and listening there?)',
+    );
+    await store.close();
+  });
+
+  it('a fenced write goes through only while the lease is that holder’s, at that epoch', async () => {
+    const store = open();
+    await store.migrate();
+    const schema = schemas.at(-1)!;
+    await pgQuery(
+      `INSERT INTO ${schema}.lease VALUES ('leader', 'a', 7, now() + interval '15 seconds', now())`,
+    );
+    const ok = store.fenced({ holder: 'a', epoch: 7 });
+    await insertRuns(ok, [newRun()]);
+    const stale = store.fenced({ holder: 'a', epoch: 6 });
+    await expect(insertRuns(stale, [newRun()])).rejects.toThrow(FencedError);
+    await expect(store.fenced({ holder: 'b', epoch: 7 }).endCrashed(0, 'x')).rejects.toThrow(
+      FencedError,
+    );
+    await pgQuery(`UPDATE ${schema}.lease SET expires_at = now() - interval '1 second'`);
+    await expect(insertRuns(ok, [newRun()])).rejects.toThrow(FencedError);
+    await pgQuery(`UPDATE ${schema}.lease SET expires_at = now() + interval '15 seconds'`);
+    ok.revoke();
+    await expect(insertRuns(ok, [newRun()])).rejects.toThrow(/revoked/);
+    expect(await store.listRuns({})).toHaveLength(1); // only the first write
+    await store.close();
+  });
+});

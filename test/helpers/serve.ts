@@ -1,0 +1,171 @@
+/**
+ * Real `cronix serve` processes for tests: spawn one on a data dir and a free
+ * port, wait for its `listening` line, talk to its API, kill it. The binary is
+ * the built CLI (`npm test` builds first); `CRONIX_TEST_CLI` points the tests
+ * at another build (an older commit, to show a test fails there).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CLI } from './cli.js';
+
+/** The CLI under test. */
+export const SERVE_CLI = process.env['CRONIX_TEST_CLI'] ?? CLI;
+
+/** A secret long enough for `serve` (16 bytes or more). */
+export const TEST_SECRET = 'proc-secret-0123456789';
+
+/** Every daemon spawned by this test process, killed if the tests end without killing them. */
+const children = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
+
+/** A running (or exited) `cronix serve`. */
+export interface Served {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  /** The API token (read from the data dir once listening). */
+  token: string;
+  /** Everything the process printed so far (stdout and stderr). */
+  output(): string;
+  /** Resolves with the exit code (null when killed by a signal) and the signal. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Options of {@link spawnServe}. */
+export interface SpawnOptions {
+  /** Environment; default PATH and CRON_SECRET={@link TEST_SECRET}. */
+  env?: NodeJS.ProcessEnv;
+  /** Extra CLI arguments. */
+  args?: string[];
+  /** Wait for the `listening` log line (default true). */
+  waitListening?: boolean;
+  /** Data dir; default `<dir>/data`. */
+  dataDir?: string;
+}
+
+/** Spawns `cronix serve <dir>/manifest.json` on `port`. */
+export async function spawnServe(dir: string, port: number, o: SpawnOptions = {}): Promise<Served> {
+  const dataDir = o.dataDir ?? join(dir, 'data');
+  const child = spawn(
+    process.execPath,
+    [
+      SERVE_CLI,
+      'serve',
+      join(dir, 'manifest.json'),
+      '--data-dir',
+      dataDir,
+      '--listen',
+      `127.0.0.1:${port}`,
+      '--grace-period',
+      '1',
+      ...(o.args ?? []),
+    ],
+    {
+      env: o.env ?? { PATH: process.env['PATH'], CRON_SECRET: TEST_SECRET },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.on('exit', (code, signal) => r({ code, signal })),
+  );
+  const served: Served = {
+    child,
+    url: `http://127.0.0.1:${port}`,
+    port,
+    token: '',
+    output: () => out,
+    exited,
+  };
+  if (o.waitListening === false) return served;
+  let gone = false;
+  void exited.then(() => (gone = true));
+  for (let i = 0; i < 400 && !out.includes('"event":"listening"') && !gone; i++)
+    await new Promise((r) => setTimeout(r, 25));
+  if (!out.includes('"event":"listening"')) {
+    child.kill('SIGKILL');
+    throw new Error(`daemon did not start: ${out}`);
+  }
+  served.token = readFileSync(join(dataDir, 'token'), 'utf8').trim();
+  return served;
+}
+
+/** Calls the API of a served daemon with its token. */
+export async function api(
+  s: Served,
+  method: string,
+  path: string,
+  body?: object | string,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await fetch(`${s.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
+    ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  let json: Record<string, unknown> = {};
+  try {
+    json = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    json = { text };
+  }
+  return { status: res.status, json };
+}
+
+/** A temp dir holding `manifest.json` of app `app` with `jobs` (signed with env:CRON_SECRET). */
+export function manifestDir(app: string, jobs: Record<string, unknown>[]): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cronix-serve-'));
+  writeManifest(dir, app, jobs);
+  return dir;
+}
+
+/** (Re)writes `<dir>/manifest.json`. */
+export function writeManifest(dir: string, app: string, jobs: Record<string, unknown>[]): void {
+  writeFileSync(
+    join(dir, 'manifest.json'),
+    JSON.stringify({
+      version: 1,
+      app,
+      jobs: jobs.map((j) => ({ auth: { secret_refs: ['env:CRON_SECRET'] }, ...j })),
+    }),
+  );
+}
+
+/** Waits until `check` returns a value other than undefined, polling every 50 ms. */
+export async function until<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Most requests in flight at once, from the sink's arrival and close/end times. */
+export function maxOverlap(
+  requests: readonly { receivedAtPerf: number; handlerEndPerf?: number; closedAtPerf?: number }[],
+): number {
+  const edges: [number, number][] = [];
+  for (const r of requests) {
+    edges.push([r.receivedAtPerf, 1]);
+    edges.push([r.handlerEndPerf ?? r.closedAtPerf ?? Infinity, -1]);
+  }
+  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let now = 0;
+  let max = 0;
+  for (const [, d] of edges) max = Math.max(max, (now += d));
+  return max;
+}
