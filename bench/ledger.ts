@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { v7 as uuidv7 } from 'uuid';
+import { uuidv7 } from '../src/fire/ids.js';
 import { PostgresStore } from '../src/daemon/store/postgres.js';
 import { openSqliteStore } from '../src/daemon/store/sqlite.js';
 import type { NewRun, Store } from '../src/daemon/store/types.js';
@@ -48,7 +48,7 @@ function run(): NewRun {
   const job = `job-${String(i % 10_000).padStart(5, '0')}`;
   const at = T0 + Math.floor(i / 10_000) * 60_000;
   return {
-    id: uuidv7(),
+    id: uuidv7(Date.now()),
     runKey: `bench-app/${job}#${new Date(at).toISOString().replace('.000Z', 'Z')}#9f86d081884c7d65`,
     app: 'bench-app',
     job,

@@ -5,6 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
+import type { ImportFlags } from './commands/import.js';
 import { registerDaemonCommands } from './daemon-commands.js';
 import { EXIT, UsageError, outputFormat } from './output.js';
 import { registerReconcileCommands } from './reconcile-commands.js';
@@ -58,6 +59,31 @@ function build(): Command {
         );
       },
     );
+
+  const collect = (value: string, previous: string[]): string[] => [...previous, value];
+  program
+    .command('import')
+    .description('turn an existing schedule into a manifest (see docs/import.md)')
+    .command('crontab')
+    .description(
+      'print a manifest for a crontab (stdout) and a verdict per line (stderr); exit 0, 1 nothing importable or unreadable, 2 usage',
+    )
+    .argument('[file]', "crontab file, or - for stdin (default: the invoking user's crontab)")
+    .option(
+      '--system',
+      'system format (a user field after the schedule); default for /etc/crontab and /etc/cron.d/*',
+    )
+    .option('--app <name>', 'app name of the manifest (default: the file name, or "crontab")')
+    .option(
+      '--cron-timezone <zone>',
+      "the cron daemon's zone, for lines before any CRON_TZ (default: detected)",
+    )
+    .option('--secret-ref <ref>', 'secret ref for the HTTP jobs (repeatable)', collect, [])
+    .addOption(outputOption())
+    .action(async (file: string | undefined, opts: ImportFlags) => {
+      const { importCrontabCommand } = await import('./commands/import.js');
+      process.exitCode = await importCrontabCommand(file, opts);
+    });
 
   registerReconcileCommands(program);
   registerDaemonCommands(program);

@@ -37,6 +37,8 @@ Options:
                           latest scheduled instant at or before now)
   --contended-exit 4|75   exit code when the lock is held elsewhere (default 4)
   --metrics-textfile DIR  write a Prometheus textfile for node_exporter after the fire
+  --backend NAME, --otel  accepted and ignored: flags of the public cronix
+                          implementation's trigger, so its installed entries keep working
   -h, --help              show this help
 
 Exit codes: 0 ok (or duplicate suppressed) · 1 app rejected (4xx) · 2 retries
@@ -66,6 +68,48 @@ export function parseFireTime(text: string): { ms: number } | { error: string } 
   };
 }
 
+/**
+ * Removes the flags of the public cronix implementation's `trigger` that this shim accepts and
+ * ignores (SPEC §14), so entries it installed keep working after `cronix adopt`:
+ * `--backend NAME` / `--backend=NAME` (which backend installed the entry) and `--otel` /
+ * `--otel=BOOL` (its OpenTelemetry switch; this shim always sends `traceparent`).
+ */
+export function dropForeignFlags(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') {
+      out.push(...argv.slice(i));
+      break;
+    }
+    if (arg === '--backend') {
+      i++; // its value
+      continue;
+    }
+    if (arg.startsWith('--backend=') || arg === '--otel' || arg.startsWith('--otel=')) continue;
+    out.push(arg);
+  }
+  return out;
+}
+
+/** A parseArgs error as one line naming the flag and the fix (never Node's raw wording). */
+function argError(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const message = e.message ?? String(err);
+  const flag = /'([^']+)'/.exec(message)?.[1];
+  if (e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && flag !== undefined) {
+    const hint =
+      flag === '-o' || flag.startsWith('--output')
+        ? ': the shim always logs JSON lines on stdout, so it has no -o/--output'
+        : '';
+    return `unknown option ${echo(flag)}${hint} (run "cronix trigger --help" for the options)`;
+  }
+  if (e.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && flag !== undefined) {
+    return `option ${echo(flag.split(' ')[0] ?? flag)} needs a value (run "cronix trigger --help")`;
+  }
+  return `${cut(message)} (run "cronix trigger --help")`;
+}
+
 /** Parses argv (after `trigger`) into settings, or returns an error message. */
 export function parseTriggerArgs(
   argv: string[],
@@ -74,7 +118,7 @@ export function parseTriggerArgs(
   let parsed;
   try {
     parsed = parseArgs({
-      args: argv,
+      args: dropForeignFlags(argv),
       allowPositionals: true,
       strict: true,
       options: {
@@ -89,7 +133,7 @@ export function parseTriggerArgs(
       },
     });
   } catch (err) {
-    return { error: `${cut((err as Error).message)} (run "cronix trigger --help")` };
+    return { error: argError(err) };
   }
   const v = parsed.values;
   if (v.help) return { help: true };

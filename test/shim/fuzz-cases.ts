@@ -222,6 +222,8 @@ const KNOWN_FLAGS = [
   'contended-exit',
   'metrics-textfile',
   'help',
+  'backend',
+  'otel',
 ];
 
 /** Flag sets that must be refused with exit 3, naming what is wrong. */
@@ -234,7 +236,7 @@ export const flagCases: fc.Arbitrary<FlagCase> = fc.oneof(
   fc
     .stringMatching(/^[a-z][a-z0-9-]{0,20}$/)
     .filter((f) => !KNOWN_FLAGS.includes(f))
-    .map((f) => ({ args: ['app.job', `--${f}`, 'x'], names: `Unknown option '--${f}'` })),
+    .map((f) => ({ args: ['app.job', `--${f}`, 'x'], names: `unknown option "--${f}"` })),
   fc
     .oneof(
       fc.string({ maxLength: 30 }),

@@ -78,8 +78,28 @@ describe('cronix trigger: bad input', () => {
     expectOneClearLine(
       await runShim('app.job', [...dirArgs(dirs), '--frobnicate']),
       3,
-      /Unknown option '--frobnicate'/,
+      /unknown option "--frobnicate" \(run "cronix trigger --help"/,
     );
+    // -o json is a reconciler habit: named plainly, not Node's raw parseArgs wording
+    const o = await runShim('app.job', [...dirArgs(dirs), '-o', 'json']);
+    expectOneClearLine(o, 3, /unknown option "-o": the shim always logs JSON lines/);
+    expect(o.stderr + o.stdout).not.toMatch(/To specify a positional argument/);
+  });
+
+  it("accepts and ignores the public implementation's --backend and --otel (SPEC §14)", async () => {
+    const dirs = shimDirs();
+    // no spec file: reaching the spec lookup proves the flags were accepted
+    for (const extra of [
+      ['--backend', 'crontab'],
+      ['--backend=systemd-timer', '--otel'],
+      ['--otel=false', '--backend', 'kubernetes'],
+    ]) {
+      expectOneClearLine(
+        await runShim('app.nope', [...extra, ...dirArgs(dirs)]),
+        3,
+        /no spec file .*app\.nope\.json/,
+      );
+    }
     expectOneClearLine(
       await runShim('app.job', [...dirArgs(dirs), '--contended-exit', '5']),
       3,

@@ -79,7 +79,8 @@ function printTable(mode: ReconcileMode, r: ReconcileResult, target: string | un
     return;
   }
   const lines = [`${header}:`, ...renderPlanTable(p)];
-  const spec = specLines(r);
+  // a refused plan writes nothing: listing spec files as "will be written" would mislead
+  const spec = p.refusals.length > 0 ? [] : specLines(r);
   if (spec.length > 0) lines.splice(lines.length - 2, 0, '', ...spec);
   if (mode === 'dry-run') lines.push('(dry run: nothing was written)');
   if (mode === 'drift') lines.push(changed ? 'Drift found.' : 'No drift.');

@@ -98,7 +98,7 @@ function writeCommand(command: JobCommand): string {
 
 /**
  * The canonical JSON of one job object: `name, schedules, timezone, request, policy, auth`,
- * then the extension fields that are set: `enabled`, `command`. A command job has no `request`
+ * then the extension fields that are set: `enabled`, `description`, `command`. A command job has no `request`
  * (it is the one v1 key a job may lack). This is the `job` object of the shim's spec file (SPEC §5).
  */
 export function canonicalJob(job: Job): string {
@@ -108,7 +108,10 @@ export function canonicalJob(job: Job): string {
     `{"name":${lit(job.name)},"schedules":[${job.schedules.map(lit).join(',')}],` +
     `"timezone":${lit(job.timezone)},${request}` +
     `"policy":${writePolicy(job.policy)},"auth":{"secret_refs":[${job.auth.secret_refs.map(lit).join(',')}]}` +
-    `${optionalFields([['enabled', job.enabled]])}${command}}`
+    `${optionalFields([
+      ['enabled', job.enabled],
+      ['description', job.description],
+    ])}${command}}`
   );
 }
 

@@ -51,6 +51,7 @@ export type CatchupMode = (typeof CATCHUP_MODES)[number];
 export const LIMITS = {
   jobs: { min: 1, max: 256 },
   schedules: { min: 1, max: 64 },
+  description: { max: 500 },
   timeoutSeconds: { min: 1, max: 600 },
   maxAttempts: { min: 1, max: 10 },
   minSeconds: { min: 0 },

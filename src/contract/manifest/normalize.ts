@@ -111,6 +111,7 @@ export function normalizeJob(input: JobInput): Job {
     auth: { secret_refs: [...(input.auth?.secret_refs ?? [])] },
   };
   if (input.enabled !== undefined) job.enabled = input.enabled;
+  if (input.description !== undefined) job.description = input.description;
   if (input.command !== undefined) job.command = normalizeCommand(input.command);
   return job;
 }

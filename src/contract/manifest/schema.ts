@@ -325,6 +325,13 @@ export const JobSchema = Type.Object(
         default: EXTENSION_DEFAULTS.enabled,
       }),
     ),
+    description: Type.Optional(
+      Type.String({
+        maxLength: LIMITS.description.max,
+        description:
+          'What the job does, for people: shown by the UI and kept by cronix import from crontab comments (at most 500 characters).',
+      }),
+    ),
   },
   {
     additionalProperties: false,

@@ -115,6 +115,8 @@ export interface Job {
   auth: JobAuth;
   /** Extension: `false` disables the job (present only when set). */
   enabled?: boolean;
+  /** Extension: what the job does, for people, at most 500 characters (present only when set). */
+  description?: string;
 }
 
 /** A normalized manifest. */
