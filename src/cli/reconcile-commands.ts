@@ -81,6 +81,19 @@ export function registerReconcileCommands(program: Command): void {
 
   withReconcileOptions(
     program
+      .command('adopt')
+      .description(
+        'take over the entries the public cronix reconciler installed for this app (crontab, systemd, kubernetes); see docs/import.md',
+      )
+      .argument('<manifest>', 'manifest: file path, file://, https:// or loopback http:// URL')
+      .option('--dry-run', 'only report what would be adopted'),
+  ).action(async (manifest: string, flags: ReconcileFlags & { dryRun?: boolean }) => {
+    const { adoptCommand } = await import('./commands/adopt.js');
+    process.exitCode = await adoptCommand(manifest, flags);
+  });
+
+  withReconcileOptions(
+    program
       .command('drift')
       .description(
         'compare the host scheduler with the manifest; exit 5 on drift with --exit-on-drift',

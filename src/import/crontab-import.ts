@@ -78,13 +78,19 @@ export function slug(text: string, fallback: string): string {
   return s === '' ? fallback : s;
 }
 
+const INTERPRETERS = /^(php|python[0-9.]*|node|ruby|perl|bash|sh|dash)$/;
+
 function nameFor(words: readonly string[], url: string | undefined): string {
   if (url !== undefined) {
     const u = new URL(url);
     const segments = u.pathname.split('/').filter((p) => p !== '');
     return slug(segments.at(-1) ?? u.hostname, 'http-job');
   }
-  const script = words.find((w, i) => i > 0 && /\.(sh|py|rb|pl|php|js)$/.test(w)) ?? words[0] ?? '';
+  const first = (words[0] ?? '').slice((words[0] ?? '').lastIndexOf('/') + 1);
+  // an interpreter's job is its script: `php /var/www/artisan` → artisan
+  const script = INTERPRETERS.test(first)
+    ? (words.find((w, i) => i > 0 && !w.startsWith('-')) ?? first)
+    : (words.find((w, i) => i > 0 && /\.(sh|py|rb|pl|php|js)$/.test(w)) ?? words[0] ?? '');
   return slug(script.slice(script.lastIndexOf('/') + 1), 'command');
 }
 

@@ -8,7 +8,13 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FlockBackend } from '../locks/flock.js';
 import { LockConfigError, LockUnavailableError, type Lease } from '../locks/types.js';
-import type { Backend, DesiredEntry, OwnedEntry } from './backend.js';
+import {
+  BackendConfigError,
+  type AdoptReport,
+  type Backend,
+  type DesiredEntry,
+  type OwnedEntry,
+} from './backend.js';
 import { changeSetOf, plan, planChangesEntries, type Plan } from './plan.js';
 import {
   diffSpecFiles,
@@ -193,6 +199,59 @@ export async function applyReconcile(
       emit({ event: 'spec-removed', path });
     }
     return { ...planned, applied: true };
+  } finally {
+    await lease.release();
+  }
+}
+
+/** What {@link adoptReconcile} did, and the plan as it stands afterwards. */
+export interface AdoptResult {
+  report: AdoptReport;
+  /** The plan after adoption (`creates` are entries the public reconciler had not installed). */
+  after: ReconcilePlan;
+  /** True when the plan was refused: nothing was adopted. */
+  refused: boolean;
+}
+
+/**
+ * `cronix adopt` (SPEC §14): under the apply lock, writes the spec files, then lets the backend
+ * replace the public cronix reconciler's entries of this app with ours in one step each. A
+ * refused plan adopts nothing. With `dryRun` only reports what would be adopted.
+ * @throws {BackendConfigError} when the backend cannot adopt, and the errors of apply.
+ */
+export async function adoptReconcile(
+  desired: readonly DesiredEntry[],
+  backend: Backend,
+  options: ReconcileOptions,
+): Promise<AdoptResult> {
+  const adopt = backend.adopt?.bind(backend);
+  if (adopt === undefined) {
+    throw new BackendConfigError(
+      `--backend ${backend.name} cannot adopt: the public cronix reconciler installs entries only for crontab, systemd and kubernetes`,
+    );
+  }
+  const first = await planReconcile(desired, backend, options);
+  if (first.plan.refusals.length > 0)
+    return { report: { adopted: [], removed: [] }, after: first, refused: true };
+  if (options.dryRun) {
+    return { report: await adopt(desired, first.plan.app, true), after: first, refused: false };
+  }
+  const lockDir = usesSpecFiles(backend)
+    ? options.specDir
+    : join(tmpdir(), `cronix-apply-${backend.name}`);
+  const lease = await takeApplyLock(lockDir, options.lockWaitMs);
+  try {
+    const planned = await planReconcile(desired, backend, options);
+    const saved = snapshot(planned.specFiles.write.map((w) => w.path));
+    let report: AdoptReport;
+    try {
+      for (const w of planned.specFiles.write) writeSpecFile(w);
+      report = await adopt(desired, planned.plan.app, false);
+    } catch (err) {
+      restore(saved);
+      throw err;
+    }
+    return { report, after: await planReconcile(desired, backend, options), refused: false };
   } finally {
     await lease.release();
   }

@@ -49,6 +49,14 @@ export interface ChangeSet {
   creates: DesiredEntry[];
 }
 
+/** What `adopt` found and did (SPEC §14). */
+export interface AdoptReport {
+  /** Entry ids installed by the public cronix reconciler and now carrying our marker. */
+  adopted: string[];
+  /** Public entries of the app that the manifest does not have: removed (apply would delete them). */
+  removed: string[];
+}
+
 /** Thrown when the backend cannot be reached (exit 3). */
 export class BackendUnreachableError extends Error {
   override name = 'BackendUnreachableError';
@@ -105,6 +113,13 @@ export interface Backend {
    * @throws {BackendUnreachableError | BackendWriteError}
    */
   apply(changes: ChangeSet): Promise<void>;
+  /**
+   * Takes over the entries of `app` installed by the public cronix reconciler (SPEC §14): each one
+   * the manifest wants is replaced by ours, others are removed, with no moment where neither is
+   * installed. With `dryRun` only reports. Backends without it cannot adopt.
+   * @throws {BackendUnreachableError | BackendWriteError}
+   */
+  adopt?(desired: readonly DesiredEntry[], app: string, dryRun: boolean): Promise<AdoptReport>;
 }
 
 /** The entry id of (app, job, index). */

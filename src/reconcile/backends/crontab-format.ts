@@ -161,3 +161,43 @@ export function shellWord(arg: string): string {
   if (/^[A-Za-z0-9_@+=:,./-]+$/.test(arg)) return arg;
   return `'${arg.replace(/'/g, `'\\''`)}'`;
 }
+
+/** The public cronix reconciler's marker, on the line after its cron line (SPEC §14). */
+const PUBLIC_MARKER =
+  /^# cronix:owned app=([a-z][a-z0-9-]{0,62}) job=([a-z][a-z0-9-]{0,62}) hash=([0-9a-f]{1,64}) idx=(\d{1,4})$/;
+
+/** One entry of the public reconciler: its cron line and marker line, as found. */
+export interface PublicBlock {
+  app: string;
+  job: string;
+  index: number;
+  /** Both lines with their terminators. */
+  text: string;
+}
+
+/**
+ * Splits crontab text into foreign text and blocks installed by the public cronix reconciler:
+ * a cron line (not a comment, not blank) directly followed by
+ * `# cronix:owned app=<app> job=<job> hash=<hash> idx=<n>`. Everything else stays as text,
+ * byte for byte.
+ */
+export function parsePublicBlocks(text: string): (string | PublicBlock)[] {
+  const lines = text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+  const out: (string | PublicBlock)[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    const next = lines[i + 1];
+    const m = next === undefined ? null : PUBLIC_MARKER.exec(stripEol(next));
+    const cron = stripEol(line).trim();
+    if (m && cron !== '' && !cron.startsWith('#')) {
+      out.push({
+        app: m[1] as string,
+        job: m[2] as string,
+        index: Number(m[4]),
+        text: line + next,
+      });
+      i++;
+    } else out.push(line);
+  }
+  return out;
+}

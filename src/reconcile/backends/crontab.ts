@@ -10,6 +10,8 @@ import { effectivePolicy } from '../../contract/manifest/index.js';
 import { checkTimeZone } from '../../contract/schedule/index.js';
 import {
   BackendConfigError,
+  entryId,
+  type AdoptReport,
   type Backend,
   type ChangeSet,
   type DesiredEntry,
@@ -17,7 +19,13 @@ import {
 } from '../backend.js';
 import type { BackendOptions } from './options.js';
 import { refuseSecondsEntry } from './seconds.js';
-import { ownedEntries, parseCrontab, renderMarker, shellWord } from './crontab-format.js';
+import {
+  ownedEntries,
+  parseCrontab,
+  parsePublicBlocks,
+  renderMarker,
+  shellWord,
+} from './crontab-format.js';
 import { CRON_MINUTES, translateSchedule, type CronTranslation } from './crontab-schedule.js';
 import {
   fileTarget,
@@ -197,6 +205,31 @@ export function createCrontabBackend(options: BackendOptions, seams: CrontabSeam
       if (added.length > 0 && text !== '' && !text.endsWith('\n')) text += '\n';
       for (const [, entry] of added) text += block(entry);
       if (text !== before) target.write(text);
+    },
+    async adopt(
+      desired: readonly DesiredEntry[],
+      app: string,
+      dryRun: boolean,
+    ): Promise<AdoptReport> {
+      // one read, one atomic replace: each public block becomes ours in place, so cron never
+      // sees both or neither
+      const wanted = new Map(desired.map((d) => [`${d.job}/${d.scheduleIndex}`, d]));
+      const report: AdoptReport = { adopted: [], removed: [] };
+      const before = target.read();
+      let text = '';
+      for (const piece of parsePublicBlocks(before)) {
+        if (typeof piece === 'string' || piece.app !== app) {
+          text += typeof piece === 'string' ? piece : piece.text;
+          continue;
+        }
+        const d = wanted.get(`${piece.job}/${piece.index}`);
+        if (d !== undefined) {
+          text += block(d);
+          report.adopted.push(d.id);
+        } else report.removed.push(entryId(piece.app, piece.job, piece.index));
+      }
+      if (!dryRun && text !== before) target.write(text);
+      return report;
     },
   };
 }

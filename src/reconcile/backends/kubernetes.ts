@@ -9,6 +9,7 @@ import { KubeConfig, type V1ConfigMap, type V1CronJob } from '@kubernetes/client
 import {
   BackendConfigError,
   BackendWriteError,
+  type AdoptReport,
   type ChangeSet,
   type OwnedEntry,
 } from '../backend.js';
@@ -86,6 +87,27 @@ export function createKubernetesBackend(
     renderYaml: (entries) => renderYaml(entries, flags),
     list: (app) => listOwned(api, flags, app),
     apply: (changes) => applyChanges(api, flags, changes),
+    // the public cronix reconciler labels its objects exactly as we do and names them like our
+    // entry ids, so they list as ours: adopting replaces each in place (one PUT per object,
+    // never a moment without it)
+    adopt: async (desired, app, dryRun) => {
+      const owned = await listOwned(api, flags, app);
+      const want = new Map(desired.map((d) => [d.id, d]));
+      const report: AdoptReport = { adopted: [], removed: [] };
+      const changes: ChangeSet = { deletes: [], updates: [], creates: [] };
+      for (const o of owned) {
+        const d = want.get(o.id);
+        if (d === undefined) {
+          changes.deletes.push(o);
+          report.removed.push(o.id);
+        } else if (o.hash !== d.hash || o.modified !== undefined) {
+          changes.updates.push(d);
+          report.adopted.push(d.id);
+        }
+      }
+      if (!dryRun) await applyChanges(api, flags, changes);
+      return report;
+    },
   };
 }
 

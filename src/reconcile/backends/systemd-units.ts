@@ -1,6 +1,6 @@
 /**
  * The unit files of one systemd entry (SPEC §6) and their ownership marker. Pure: text in,
- * text out. Each entry `cronix-<app>-<job>-<index>` is a `.service` that runs the trigger shim
+ * text out. Each entry `cronix-<app>_<job>-<index>` is a `.service` that runs the trigger shim
  * once and a `.timer` that starts it on the translated `OnCalendar=` expressions. The first
  * line of both files is the marker
  *
@@ -129,9 +129,24 @@ export interface UnitInput {
   accuracy?: '1s' | '1us';
 }
 
-/** The service file name and timer file name of an entry id. */
-export function unitFileNames(id: string): { service: string; timer: string } {
-  return { service: `${id}.service`, timer: `${id}.timer` };
+/**
+ * The unit name (without suffix) of (app, job, index): `cronix-<app>_<job>-<index>`. App and job
+ * names never hold `_`, so the name is unambiguous — the older `cronix-<app>-<job>-<index>` was
+ * the same for app `a` + job `b-c` and app `a-b` + job `c`. Units still carrying the old name
+ * are listed as modified and renamed by the next apply ({@link legacyUnitName}).
+ */
+export function unitName(app: string, job: string, scheduleIndex: number): string {
+  return `cronix-${app}_${job}-${scheduleIndex}`;
+}
+
+/** The unit name used before 0.2 (and by the public cronix reconciler): `cronix-<app>-<job>-<index>`. */
+export function legacyUnitName(app: string, job: string, scheduleIndex: number): string {
+  return `cronix-${app}-${job}-${scheduleIndex}`;
+}
+
+/** The service file name and timer file name of a unit name. */
+export function unitFileNames(name: string): { service: string; timer: string } {
+  return { service: `${name}.service`, timer: `${name}.timer` };
 }
 
 function withMarker(input: UnitInput, body: string): string {
@@ -141,18 +156,18 @@ function withMarker(input: UnitInput, body: string): string {
 /** The `.service` file of an entry (marker line first). */
 export function renderService(input: UnitInput): string {
   const seconds = runtimeMaxSeconds(input.policy, input.stopSeconds ?? 0);
+  const name = unitName(input.app, input.job, input.scheduleIndex);
   const body = [
     '# Managed by `cronix apply`: changes here are overwritten. Drop-ins in',
-    `# ${input.id}.service.d/ (User=, EnvironmentFile= for secrets) are kept.`,
+    `# ${name}.service.d/ (User=, EnvironmentFile= for secrets) are kept.`,
     '[Unit]',
     `Description=${specifiers(`cronix ${input.app}.${input.job} (schedule ${input.scheduleIndex}: ${input.schedule})`)}`,
     '',
     '[Service]',
     'Type=oneshot',
     `ExecStart=${input.execStart}`,
-    '# Worst-case fire (all attempts, timeouts and backoffs) + 30 s. systemd applies',
-    '# RuntimeMaxSec= only to long-running types; TimeoutStartSec= bounds a oneshot.',
-    `RuntimeMaxSec=${seconds}`,
+    '# Worst-case fire (all attempts, timeouts and backoffs) + 30 s. A oneshot is bounded',
+    '# by TimeoutStartSec= (RuntimeMaxSec= has no effect with Type=oneshot).',
     `TimeoutStartSec=${seconds}`,
     '',
   ].join('\n');
@@ -173,7 +188,7 @@ export function renderTimer(input: UnitInput): string {
     ...(input.randomizedDelaySeconds > 0
       ? [`RandomizedDelaySec=${input.randomizedDelaySeconds}`]
       : []),
-    `Unit=${input.id}.service`,
+    `Unit=${unitName(input.app, input.job, input.scheduleIndex)}.service`,
     '',
     '[Install]',
     'WantedBy=timers.target',

@@ -1,5 +1,5 @@
 /**
- * The systemd backend (SPEC §6): per (app, job, schedule index) a `cronix-<app>-<job>-<index>`
+ * The systemd backend (SPEC §6): per (app, job, schedule index) a `cronix-<app>_<job>-<index>`
  * `.service` + `.timer` pair in `--systemd-unit-dir` (default `/etc/systemd/system`), each
  * file carrying the ownership marker of `systemd-units.ts`. Files without the marker, or whose
  * marker does not name the file, are foreign: never read as ours, changed or deleted.
@@ -17,6 +17,8 @@ import { attemptStopSeconds } from '../../contract/manifest/effective.js';
 import { parseSchedule } from '../../contract/schedule/index.js';
 import {
   BackendWriteError,
+  entryId,
+  type AdoptReport,
   type Backend,
   type ChangeSet,
   type DesiredEntry,
@@ -29,6 +31,7 @@ import {
   prepareUnitDir,
   readUnit,
   removeUnit,
+  scanPublicUnits,
   scanUnitDir,
   writeUnit,
 } from './systemd-files.js';
@@ -46,6 +49,7 @@ import {
   renderService,
   renderTimer,
   unitFileNames,
+  unitName,
   unitSetting,
   type ParsedUnit,
 } from './systemd-units.js';
@@ -159,17 +163,21 @@ class SystemdTimerBackend implements SystemdBackend {
 
   async list(app?: string): Promise<OwnedEntry[]> {
     const out: OwnedEntry[] = [];
-    for (const [id, { service, timer }] of scanUnitDir(this.target)) {
+    for (const [stem, { service, timer }] of scanUnitDir(this.target)) {
       const marker = (timer ?? service)?.marker;
       if (!marker || (app !== undefined && marker.app !== app)) continue;
       const entry: OwnedEntry = {
-        id,
+        id: entryId(marker.app, marker.job, marker.scheduleIndex),
         app: marker.app,
         job: marker.job,
         scheduleIndex: marker.scheduleIndex,
         hash: marker.hash,
       };
-      const modified = this.modifiedReason(service, timer, marker.app, marker.job);
+      const current = unitName(marker.app, marker.job, marker.scheduleIndex);
+      const modified =
+        stem !== current
+          ? `old unit name ${stem} (renamed to ${current})`
+          : this.modifiedReason(service, timer, marker.app, marker.job);
       if (modified !== undefined) entry.modified = modified;
       out.push(entry);
     }
@@ -199,15 +207,50 @@ class SystemdTimerBackend implements SystemdBackend {
   }
 
   async apply(changes: ChangeSet): Promise<void> {
+    await this.applyWith(changes, []);
+  }
+
+  async adopt(
+    desired: readonly DesiredEntry[],
+    app: string,
+    dryRun: boolean,
+  ): Promise<AdoptReport> {
+    const publicUnits = scanPublicUnits(this.target, app);
+    const wanted = new Map(desired.map((d) => [`${d.job}/${d.scheduleIndex}`, d]));
+    const report: AdoptReport = { adopted: [], removed: [] };
+    const creates: DesiredEntry[] = [];
+    for (const u of publicUnits) {
+      const d = wanted.get(`${u.job}/${u.scheduleIndex}`);
+      if (d !== undefined) {
+        creates.push(d);
+        report.adopted.push(d.id);
+      } else report.removed.push(entryId(u.app, u.job, u.scheduleIndex));
+    }
+    if (!dryRun && publicUnits.length > 0) {
+      await this.applyWith(
+        { deletes: [], updates: [], creates },
+        publicUnits.map((u) => u.name),
+      );
+    }
+    return report;
+  }
+
+  /**
+   * Applies `changes`, then retires the units named in `retire` plus any of ours still under
+   * the old unit name: the replacement timer is enabled before the retired one is disabled, so
+   * at no moment is neither installed (a fire in the overlap runs the same trigger twice, which
+   * the shim's lock and run key turn into one run).
+   */
+  private async applyWith(changes: ChangeSet, retire: readonly string[]): Promise<void> {
     const { deletes, updates, creates } = changes;
-    if (deletes.length + updates.length + creates.length === 0) return;
+    if (deletes.length + updates.length + creates.length === 0 && retire.length === 0) return;
 
     // render everything first: a refusal here means nothing is written
     const writes = new Map<string, string>();
     for (const entry of [...updates, ...creates]) {
       const r = this.render(entry);
       if ('reason' in r) throw new BackendWriteError(`${entry.id}: ${r.reason}`);
-      const names = unitFileNames(entry.id);
+      const names = unitFileNames(unitName(entry.app, entry.job, entry.scheduleIndex));
       writes.set(names.service, r.service);
       writes.set(names.timer, r.timer);
     }
@@ -216,48 +259,84 @@ class SystemdTimerBackend implements SystemdBackend {
     // which files differ, and which of ours go
     const changed = [...writes].filter(([name, text]) => readUnit(this.target, name) !== text);
     const ours = scanUnitDir(this.target);
+    const key = (app: string, job: string, index: number): string => `${app}/${job}/${index}`;
+    const deleting = new Set(deletes.map((d) => key(d.app, d.job, d.scheduleIndex)));
+    const upserting = new Set(
+      [...updates, ...creates].map((e) => key(e.app, e.job, e.scheduleIndex)),
+    );
     const removals: string[] = [];
     const stopTimers: string[] = [];
-    for (const d of deletes) {
-      const slot = ours.get(d.id);
-      const owner = (slot?.timer ?? slot?.service)?.marker;
-      if (!owner || owner.app !== d.app || owner.job !== d.job) continue; // another app's now
-      const names = unitFileNames(d.id);
-      if (slot?.timer) {
-        removals.push(names.timer);
-        stopTimers.push(names.timer);
+    const retiring = new Set(retire);
+    for (const [stem, slot] of ours) {
+      const owner = (slot.timer ?? slot.service)?.marker;
+      if (!owner) continue;
+      const k = key(owner.app, owner.job, owner.scheduleIndex);
+      const names = unitFileNames(stem);
+      if (deleting.has(k)) {
+        if (slot.timer) stopTimers.push(names.timer);
+        removals.push(
+          ...(slot.timer ? [names.timer] : []),
+          ...(slot.service ? [names.service] : []),
+        );
+      } else if (upserting.has(k) && stem !== unitName(owner.app, owner.job, owner.scheduleIndex)) {
+        retiring.add(stem); // the old, ambiguous name: replaced by the new one
       }
-      if (slot?.service) removals.push(names.service);
     }
-    if (changed.length === 0 && removals.length === 0) return;
+    if (changed.length === 0 && removals.length === 0 && retiring.size === 0) return;
 
+    const timerExisted = new Set(
+      [...writes.keys()].filter((n) => n.endsWith('.timer') && readUnit(this.target, n) !== null),
+    );
     const running = this.running();
     if (running && stopTimers.length > 0) await this.systemctl(['disable', '--now', ...stopTimers]);
     for (const name of removals) removeUnit(this.target, name);
     for (const [name, text] of changed) writeUnit(this.target, name, text);
 
-    const created = creates.map((c) => unitFileNames(c.id).timer);
+    const timersOf = (entries: readonly DesiredEntry[]): string[] =>
+      entries.map((e) => unitFileNames(unitName(e.app, e.job, e.scheduleIndex)).timer);
     const changedNames = new Set(changed.map(([name]) => name));
-    const restarted = updates
-      .map((u) => unitFileNames(u.id).timer)
-      .filter((name) => changedNames.has(name));
+    const allTimers = timersOf([...updates, ...creates]);
+    const created = allTimers.filter((n) => !timerExisted.has(n));
+    const restarted = allTimers.filter((n) => timerExisted.has(n) && changedNames.has(n));
+    const retired = [...retiring].map((stem) => unitFileNames(stem));
+    const retireFiles = (): void => {
+      for (const r of retired) {
+        removeUnit(this.target, r.timer);
+        removeUnit(this.target, r.service);
+      }
+    };
     if (!running) {
-      this.notices.push(noSystemdNotice(this.target, created, stopTimers, restarted));
+      retireFiles();
+      this.notices.push(
+        noSystemdNotice(
+          this.target,
+          created,
+          [...stopTimers, ...retired.map((r) => r.timer)],
+          restarted,
+        ),
+      );
       return;
     }
-    const steps = [
-      ['daemon-reload'],
-      ...(created.length > 0 ? [['enable', '--now', ...created]] : []),
-      ...(restarted.length > 0 ? [['try-restart', ...restarted]] : []),
+    const steps: { args: string[]; before?: () => void }[] = [
+      { args: ['daemon-reload'] },
+      ...(created.length > 0 ? [{ args: ['enable', '--now', ...created] }] : []),
+      ...(restarted.length > 0 ? [{ args: ['try-restart', ...restarted] }] : []),
+      ...(retired.length > 0
+        ? [
+            { args: ['disable', '--now', ...retired.map((r) => r.timer)] },
+            { args: ['daemon-reload'], before: retireFiles },
+          ]
+        : []),
     ];
     for (const [i, step] of steps.entries()) {
       try {
-        await this.systemctl(step);
+        step.before?.();
+        await this.systemctl(step.args);
       } catch (err) {
         // the files are in place, so the next apply sees nothing to do: say what is left
         const left = steps
           .slice(i)
-          .map((a) => `systemctl ${a.join(' ')}`)
+          .map((a) => `systemctl ${a.args.join(' ')}`)
           .join(' && ');
         (err as Error).message +=
           `; the unit files in ${this.target} are written — finish with: ${left}`;
