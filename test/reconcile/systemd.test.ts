@@ -41,11 +41,12 @@ const FOREIGN: Record<string, string> = {
   'backup.timer': '[Timer]\nOnCalendar=daily\n\n[Install]\nWantedBy=timers.target\n',
   // looks like ours by name, but carries no marker
   'cronix-legacy-job-0.timer': '# hand-made, not cronix\n[Timer]\nOnCalendar=hourly\n',
+  'cronix-legacy_job-0.timer': '# hand-made under the new name, not cronix\n[Timer]\n',
   // a marker that names another entry than the file itself
   'cronix-evil-x-0.service':
     '# cronix:v1 app=evil job=y index=0 hash=0123456789abcdef\n[Service]\n',
   // a drop-in directory beside our (future) service
-  'cronix-billing-settle-0.service.d/secrets.conf': '[Service]\nEnvironmentFile=/etc/cronix/env\n',
+  'cronix-billing_settle-0.service.d/secrets.conf': '[Service]\nEnvironmentFile=/etc/cronix/env\n',
 };
 
 function seed(dir: string): void {
@@ -149,7 +150,7 @@ describe('systemd backend: systemctl only when content changed', () => {
     await reconcile(r, manifest([{ name: 'settle' }]));
     expect(r.calls).toEqual([
       ['daemon-reload'],
-      ['enable', '--now', 'cronix-billing-settle-0.timer'],
+      ['enable', '--now', 'cronix-billing_settle-0.timer'],
     ]);
 
     r.calls.length = 0;
@@ -157,8 +158,8 @@ describe('systemd backend: systemctl only when content changed', () => {
     expect(r.calls).toEqual([]);
 
     await reconcile(r, manifest([{ name: 'settle', schedules: ['0 3 * * *'] }]));
-    expect(r.calls).toEqual([['daemon-reload'], ['try-restart', 'cronix-billing-settle-0.timer']]);
-    expect(readFileSync(join(r.dir, 'cronix-billing-settle-0.timer'), 'utf8')).toContain(
+    expect(r.calls).toEqual([['daemon-reload'], ['try-restart', 'cronix-billing_settle-0.timer']]);
+    expect(readFileSync(join(r.dir, 'cronix-billing_settle-0.timer'), 'utf8')).toContain(
       'OnCalendar=*-*-* 03:00:00 UTC',
     );
 
@@ -172,18 +173,18 @@ describe('systemd backend: systemctl only when content changed', () => {
       now: () => NOW,
       systemctl: async (args) => {
         r.calls.push([...args]);
-        seen.push(readdirSync(r.dir).includes('cronix-billing-settle-0.timer'));
+        seen.push(readdirSync(r.dir).includes('cronix-billing_settle-0.timer'));
         return { code: 0, stdout: '', stderr: '' };
       },
     });
     await reconcile({ ...r, backend }, manifest([{ name: 'report' }]));
     expect(r.calls).toEqual([
-      ['disable', '--now', 'cronix-billing-settle-0.timer'],
+      ['disable', '--now', 'cronix-billing_settle-0.timer'],
       ['daemon-reload'],
-      ['enable', '--now', 'cronix-billing-report-0.timer'],
+      ['enable', '--now', 'cronix-billing_report-0.timer'],
     ]);
     expect(seen[0]).toBe(true); // disabled while its file still existed
-    expect(readdirSync(r.dir)).not.toContain('cronix-billing-settle-0.service');
+    expect(readdirSync(r.dir)).not.toContain('cronix-billing_settle-0.service');
   });
 
   it('an empty change set touches nothing, not even a missing unit dir', async () => {
@@ -197,10 +198,10 @@ describe('systemd backend: systemctl only when content changed', () => {
     const r = makeBackend({}, false);
     await reconcile(r, manifest([{ name: 'settle' }]));
     expect(r.calls).toEqual([]);
-    expect(readdirSync(r.dir)).toContain('cronix-billing-settle-0.timer');
+    expect(readdirSync(r.dir)).toContain('cronix-billing_settle-0.timer');
     expect(r.backend.notices).toHaveLength(1);
     expect(r.backend.notices[0]).toMatch(/systemd is not running/);
-    expect(r.backend.notices[0]).toContain('systemctl enable --now cronix-billing-settle-0.timer');
+    expect(r.backend.notices[0]).toContain('systemctl enable --now cronix-billing_settle-0.timer');
     await reconcile(r, manifest([{ name: 'settle' }]));
     expect(r.backend.notices).toHaveLength(1); // nothing changed: no new notice
   });
@@ -219,7 +220,7 @@ describe('systemd backend: ownership', () => {
     const r = makeBackend();
     const m = manifest([{ name: 'settle' }]);
     await reconcile(r, m);
-    const path = join(r.dir, 'cronix-billing-settle-0.service');
+    const path = join(r.dir, 'cronix-billing_settle-0.service');
     const original = readFileSync(path, 'utf8');
     writeFileSync(path, original.replace('TimeoutStartSec=213', 'TimeoutStartSec=5'));
     expect((await r.backend.list('billing'))[0]?.modified).toBe('edited by hand');
@@ -243,10 +244,10 @@ describe('systemd backend: ownership', () => {
   it('a lone timer (service deleted by hand) is listed as modified, then completed', async () => {
     const r = makeBackend();
     await reconcile(r, manifest([{ name: 'settle' }]));
-    rmSync(join(r.dir, 'cronix-billing-settle-0.service'));
+    rmSync(join(r.dir, 'cronix-billing_settle-0.service'));
     expect((await r.backend.list())[0]?.modified).toBe('service file missing');
     await reconcile(r, manifest([{ name: 'settle' }]));
-    expect(readdirSync(r.dir)).toContain('cronix-billing-settle-0.service');
+    expect(readdirSync(r.dir)).toContain('cronix-billing_settle-0.service');
   });
 
   it('a foreign file under one of our names is refused at plan time and never overwritten', async () => {
@@ -254,26 +255,60 @@ describe('systemd backend: ownership', () => {
     const m = manifest([{ name: 'job' }], 'legacy');
     const [entry] = desiredEntries(m);
     expect(r.backend.refuse(entry!)).toMatch(
-      /cronix-legacy-job-0\.timer exists but carries no cronix marker/,
+      /cronix-legacy_job-0\.timer exists but carries no cronix marker/,
     );
     await expect(
       r.backend.apply({ deletes: [], updates: [], creates: [entry!] }),
     ).rejects.toBeInstanceOf(BackendWriteError);
-    expect(readFileSync(join(r.dir, 'cronix-legacy-job-0.timer'), 'utf8')).toBe(
-      FOREIGN['cronix-legacy-job-0.timer'],
+    expect(readFileSync(join(r.dir, 'cronix-legacy_job-0.timer'), 'utf8')).toBe(
+      FOREIGN['cronix-legacy_job-0.timer'],
     );
-    expect(readdirSync(r.dir)).not.toContain('cronix-legacy-job-0.service');
+    expect(readdirSync(r.dir)).not.toContain('cronix-legacy_job-0.service');
     expect(r.calls).toEqual([]);
   });
 
-  it('never takes over another app whose unit names are the same (shop + eu-sync vs shop-eu + sync)', async () => {
+  it('app a + job b-c and app a-b + job c get different unit names (once both cronix-a-b-c-0)', async () => {
     const r = makeBackend();
     await reconcile(r, manifest([{ name: 'sync' }], 'shop-eu'));
-    const before = readFileSync(join(r.dir, 'cronix-shop-eu-sync-0.timer'), 'utf8');
-    const [entry] = desiredEntries(manifest([{ name: 'eu-sync' }], 'shop'));
-    expect(r.backend.refuse(entry!)).toMatch(/belongs to app shop-eu, job sync/);
-    expect(await r.backend.list('shop')).toEqual([]);
-    expect(readFileSync(join(r.dir, 'cronix-shop-eu-sync-0.timer'), 'utf8')).toBe(before);
+    await reconcile(r, manifest([{ name: 'eu-sync' }], 'shop'));
+    expect(readdirSync(r.dir)).toEqual(
+      expect.arrayContaining(['cronix-shop-eu_sync-0.timer', 'cronix-shop_eu-sync-0.timer']),
+    );
+    expect((await r.backend.list('shop')).map((e) => e.job)).toEqual(['eu-sync']);
+    expect((await r.backend.list('shop-eu')).map((e) => e.job)).toEqual(['sync']);
+    expect((await r.backend.list()).every((e) => e.modified === undefined)).toBe(true);
+  });
+
+  it('units under the old name are listed modified and renamed by apply, the new timer enabled before the old one goes', async () => {
+    const r = makeBackend();
+    await reconcile(r, manifest([{ name: 'settle' }]));
+    // what an older cronix wrote: the same files under cronix-<app>-<job>-<index>
+    for (const ext of ['service', 'timer']) {
+      const text = readFileSync(join(r.dir, `cronix-billing_settle-0.${ext}`), 'utf8');
+      rmSync(join(r.dir, `cronix-billing_settle-0.${ext}`));
+      writeFileSync(join(r.dir, `cronix-billing-settle-0.${ext}`), text);
+    }
+    expect(await r.backend.list('billing')).toEqual([
+      expect.objectContaining({
+        id: 'cronix-billing-settle-0',
+        modified: 'old unit name cronix-billing-settle-0 (renamed to cronix-billing_settle-0)',
+      }),
+    ]);
+    r.calls.length = 0;
+    await reconcile(r, manifest([{ name: 'settle' }]));
+    expect(r.calls).toEqual([
+      ['daemon-reload'],
+      ['enable', '--now', 'cronix-billing_settle-0.timer'],
+      ['disable', '--now', 'cronix-billing-settle-0.timer'],
+      ['daemon-reload'],
+    ]);
+    const names = readdirSync(r.dir);
+    expect(names).toContain('cronix-billing_settle-0.timer');
+    expect(names).not.toContain('cronix-billing-settle-0.timer');
+    expect(names).not.toContain('cronix-billing-settle-0.service');
+    r.calls.length = 0;
+    await reconcile(r, manifest([{ name: 'settle' }]));
+    expect(r.calls).toEqual([]);
   });
 
   it('quotes and escapes ExecStart arguments (spaces, %, $)', async () => {
@@ -282,7 +317,7 @@ describe('systemd backend: ownership', () => {
       shimArgs: ['--spec-dir', '/srv/100%/$jobs'],
     });
     await reconcile(r, manifest([{ name: 'settle' }]));
-    const text = readFileSync(join(r.dir, 'cronix-billing-settle-0.service'), 'utf8');
+    const text = readFileSync(join(r.dir, 'cronix-billing_settle-0.service'), 'utf8');
     expect(text).toContain(
       'ExecStart="/opt/my tools/cronix" trigger billing.settle --spec-dir /srv/100%%/$$jobs\n',
     );
@@ -298,7 +333,7 @@ describe('systemd backend: errors', () => {
     const err = await reconcile(a, manifest([{ name: 'settle' }])).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BackendWriteError);
     expect((err as Error).message).toMatch(
-      /Access denied; the unit files in .* are written — finish with: systemctl daemon-reload && systemctl enable --now cronix-billing-settle-0\.timer$/,
+      /Access denied; the unit files in .* are written — finish with: systemctl daemon-reload && systemctl enable --now cronix-billing_settle-0\.timer$/,
     );
     const b = makeBackend({
       systemctl: fail('Failed to connect to bus: No such file or directory'),
