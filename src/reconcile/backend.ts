@@ -100,6 +100,12 @@ export interface Backend {
    */
   refuse(entry: DesiredEntry): string | null;
   /**
+   * Warnings about entries the backend installs but that will likely fail at fire time (a
+   * secret ref the scheduler's environment will not hold…), one sentence each naming the job,
+   * the value and the fix. Printed by plan and apply; they do not stop the plan.
+   */
+  warnings?(entries: readonly DesiredEntry[]): string[];
+  /**
    * Entries carrying our ownership marker, optionally only those of `app`.
    * Entries without the marker are never returned.
    * @throws {BackendUnreachableError}

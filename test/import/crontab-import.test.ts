@@ -174,7 +174,7 @@ describe('cronix import crontab (CLI)', () => {
       '--cron-timezone',
       'UTC',
       '--secret-ref',
-      'env:CRON_SECRET',
+      'file:/etc/cronix/secrets/cron-secret',
     ]);
     expect(r.status).toBe(0);
     expect(r.stderr).toMatch(/^line 14: refused: @reboot/m);
@@ -197,7 +197,7 @@ describe('cronix import crontab (CLI)', () => {
       '--cron-timezone',
       'UTC',
       '--secret-ref',
-      'env:CRON_SECRET',
+      'file:/etc/cronix/secrets/cron-secret',
     ]);
     const plan = await cronixAsync([
       'plan',
@@ -244,7 +244,7 @@ describe('cronix import crontab (CLI)', () => {
       '--cron-timezone',
       'UTC',
       '--secret-ref',
-      'env:CRON_SECRET',
+      'file:/etc/cronix/secrets/cron-secret',
     ]);
     const path = ws.manifest(utc.stdout, 'system.json');
     const plan = await cronixAsync(['plan', path, ...ws.flags, '-o', 'json']);

@@ -103,6 +103,15 @@ export async function reconcileCommand(
     const { backend } = await backendOf(flags);
     const manifest = await loadManifestOrFail(source, flags);
     const desired = desiredEntries(manifest, { secretRefs: flags.secretRef });
+    if (mode !== 'drift') {
+      for (const w of backend.warnings?.(desired) ?? []) {
+        process.stderr.write(
+          format === 'json'
+            ? `${JSON.stringify({ time: new Date().toISOString(), level: 'warning', event: 'secret-ref-unseen', msg: w })}\n`
+            : `warning: ${w}\n`,
+        );
+      }
+    }
     const options = { app: manifest.app, specDir: specDirOf(flags) };
     const result: ReconcileResult =
       mode === 'apply'

@@ -95,6 +95,51 @@ export function refuseCronPolicy(entry: DesiredEntry): string | null {
   return null;
 }
 
+/** The variable an `env:` ref (or a bare ref, which means `env:`) reads; null for other schemes. */
+function envVariable(ref: string): string | null {
+  if (ref.startsWith('env:')) return ref.slice(4);
+  return /^(file|raw):/.test(ref) ? null : ref;
+}
+
+/**
+ * Warnings for `env:` secret refs (SPEC §4) under cron: cron starts each command with a nearly
+ * empty environment (HOME, LOGNAME, PATH=/usr/bin:/bin, SHELL, plus the crontab's own `NAME=value`
+ * lines), never the environment of the shell that ran `cronix apply`, so such a ref resolves to
+ * nothing and every fire exits 3. A variable set by a line of the crontab itself is fine.
+ */
+export function cronEnvWarnings(
+  entries: readonly DesiredEntry[],
+  crontabText: string,
+  system: boolean,
+): string[] {
+  const setInCrontab = new Set(
+    crontabText
+      .split('\n')
+      .map((l) => /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=/.exec(l)?.[1])
+      .filter((n): n is string => n !== undefined),
+  );
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (const e of entries) {
+    const refs = [...e.secretRefs, ...Object.values(e.spec.command?.env_from_secrets ?? {})];
+    for (const ref of refs) {
+      const name = envVariable(ref);
+      const key = `${e.app}.${e.job}:${ref}`;
+      if (name === null || setInCrontab.has(name) || seen.has(key)) continue;
+      seen.add(key);
+      out.push(
+        `job ${e.app}.${e.job}: secret ref ${ref} reads $${name}, but cron starts commands with an almost empty environment, so it will be unset and every fire exits 3; ` +
+          `use a file: ref (file:/etc/cronix/secrets/${name.toLowerCase()}, mode 0600, owned by the user the entry runs as)` +
+          (system
+            ? ' — do not put the value in this system crontab: it is world-readable'
+            : `, or add a ${name}=… line to the top of the user crontab (crontab -e; the spool file is mode 0600)`) +
+          ' (docs/backends/crontab.md#secrets)',
+      );
+    }
+  }
+  return out;
+}
+
 /**
  * Creates the crontab backend from the command-line options.
  * @throws {BackendConfigError} for an unusable `--crontab-path`, `--cron-user`,
@@ -175,6 +220,9 @@ export function createCrontabBackend(options: BackendOptions, seams: CrontabSeam
       if (policy !== null) return policy;
       const t = translate(entry);
       return t.ok ? null : t.reason;
+    },
+    warnings(entries: readonly DesiredEntry[]): string[] {
+      return cronEnvWarnings(entries, target.read(), target.system);
     },
     async list(app?: string): Promise<OwnedEntry[]> {
       return ownedEntries(parseCrontab(target.read()), expected, app);
