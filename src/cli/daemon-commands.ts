@@ -34,6 +34,10 @@ export function registerDaemonCommands(program: Command): void {
     .option('--data-dir <dir>', 'ledger and token directory', './.cronix')
     .option('--listen <host:port>', 'HTTP API address', '127.0.0.1:7070')
     .option(
+      '--log-format <format>',
+      'pretty (one human line per event) or json (one JSON object per line); default pretty on a terminal, json otherwise',
+    )
+    .option(
       '--token-file <file>',
       'bearer token for mutations (default: generated into the data dir at first start, mode 0600)',
     )
@@ -64,6 +68,7 @@ export function registerDaemonCommands(program: Command): void {
           store?: string;
           replicaId?: string;
           leaseSeconds: string;
+          logFormat?: string;
         },
       ) => {
         const { serveCommand } = await import('./commands/serve.js');

@@ -125,6 +125,23 @@ function parseListen(listen: string): { host: string; port: number } {
 const isLoopback = (host: string): boolean =>
   host === 'localhost' || host === '::1' || /^127\./.test(host);
 
+/**
+ * A data dir that cannot be written, as one line naming the directory, the cause and the fix
+ * (never "internal error"): `data dir /srv/x is not writable (EROFS: read-only file system) …`.
+ */
+export function dataDirProblem(dataDir: string, step: string, err: unknown): ServeError {
+  const code = (err as NodeJS.ErrnoException).code;
+  const cause =
+    code === 'EROFS'
+      ? 'EROFS: read-only file system'
+      : code === 'EACCES' || code === 'EPERM'
+        ? `${code}: permission denied for user ${process.getuid?.() ?? '?'}`
+        : (code ?? (err as Error).message ?? String(err));
+  return new ServeError(
+    `data dir ${dataDir} is not writable (${cause}) while ${step}; pass --data-dir with a directory this user can write (default ./.cronix), or fix its permissions`,
+  );
+}
+
 function loadToken(opts: ServeOptions, dataDir: string): string {
   const file = opts.tokenFile ?? join(dataDir, 'token');
   try {
@@ -140,7 +157,11 @@ function loadToken(opts: ServeOptions, dataDir: string): string {
       );
     }
     const token = randomBytes(24).toString('base64url');
-    writeFileSync(file, `${token}\n`, { mode: 0o600 });
+    try {
+      writeFileSync(file, `${token}\n`, { mode: 0o600 });
+    } catch (e) {
+      throw dataDirProblem(dataDir, `writing the API token ${file}`, e);
+    }
     return token;
   }
 }
@@ -174,6 +195,14 @@ async function lockDataDir(dataDir: string): Promise<{ release(): Promise<void> 
       holder: { pid: process.pid, host: hostIdentity(), acquiredAt: Date.now() },
     });
   } catch (err) {
+    const cause = (err as { cause?: unknown }).cause;
+    const code = /\b(EROFS|EACCES|EPERM)\b/.exec((err as Error).message)?.[1];
+    if (code !== undefined)
+      throw dataDirProblem(
+        dataDir,
+        'taking serve.lock',
+        cause ?? Object.assign(err as Error, { code }),
+      );
     throw new ServeError(`cannot lock data dir ${dataDir}: ${(err as Error).message}`);
   }
   if (!got.ok) {
@@ -210,9 +239,7 @@ export async function startDaemon(opts: ServeOptions): Promise<DaemonHandle> {
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   } catch (err) {
-    throw new ServeError(
-      `cannot create data dir ${dataDir}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
-    );
+    throw dataDirProblem(dataDir, 'creating it', err);
   }
   const dirLock = await lockDataDir(dataDir);
   const undo: (() => Promise<void>)[] = [() => dirLock.release()];

@@ -4,6 +4,7 @@
  * `-o json`, the API's JSON response.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { RUN_OUTCOMES } from '../../daemon/store/types.js';
 import { EXIT, printJson, printLines, type OutputFormat } from '../output.js';
 
 /** Where the daemon is. */
@@ -151,8 +152,25 @@ export async function runsCommand(
     q.set('app', t.app);
     q.set('job', t.job);
   }
-  if (o.outcome) q.set('outcome', o.outcome);
-  if (o.limit) q.set('limit', o.limit);
+  // usage errors are caught here (exit 2), not left to the API's 400 (exit 1)
+  if (o.outcome !== undefined) {
+    if (!(RUN_OUTCOMES as readonly string[]).includes(o.outcome)) {
+      process.stderr.write(
+        `error: --outcome must be one of ${RUN_OUTCOMES.join(', ')}; found ${JSON.stringify(o.outcome)}\n`,
+      );
+      return EXIT.usage;
+    }
+    q.set('outcome', o.outcome);
+  }
+  if (o.limit !== undefined) {
+    if (!/^\d+$/.test(o.limit) || Number(o.limit) < 1 || Number(o.limit) > 1000) {
+      process.stderr.write(
+        `error: --limit must be a whole number from 1 to 1000, found ${JSON.stringify(o.limit)}\n`,
+      );
+      return EXIT.usage;
+    }
+    q.set('limit', o.limit);
+  }
   const json = await call(o, 'GET', `/api/v1/runs${q.size > 0 ? `?${q}` : ''}`);
   if (!json) return EXIT.error;
   return print(o, json, (json['runs'] as Row[]).map(withDuration), RUN_COLUMNS);

@@ -2,6 +2,7 @@
 import { pino, type Logger } from 'pino';
 import type { Scheduler } from '../../daemon/scheduler.js';
 import { ServeError, startDaemon } from '../../http/serve.js';
+import { logFormatOf, prettyDestination } from '../../io/pretty-log.js';
 import { EXIT } from '../output.js';
 
 /** Options as commander hands them over. */
@@ -16,12 +17,22 @@ export interface ServeCliOptions {
   store?: string;
   replicaId?: string;
   leaseSeconds?: string;
+  logFormat?: string;
 }
 
 /** Runs the daemon; resolves with the exit code once it has stopped. */
 export async function serveCommand(manifests: string[], o: ServeCliOptions): Promise<number> {
-  // asynchronous writes: a burst of 10,000 run lines must not stall the dispatch of requests
-  const destination = pino.destination({ dest: 1, sync: false });
+  const format = logFormatOf(o.logFormat, process.stdout.isTTY === true);
+  if (typeof format === 'object') {
+    process.stderr.write(`error: ${format.error}\n`);
+    return EXIT.usage;
+  }
+  // asynchronous writes: a burst of 10,000 run lines must not stall the dispatch of requests;
+  // pretty is for a person at a terminal, where that volume does not arise
+  const destination =
+    format === 'pretty'
+      ? prettyDestination(process.stdout, process.stdout.isTTY === true && !process.env['NO_COLOR'])
+      : pino.destination({ dest: 1, sync: false });
   const log = pino(
     {
       base: undefined,
