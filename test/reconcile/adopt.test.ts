@@ -92,7 +92,7 @@ const timerOf = (app: string, job: string, idx: number): string =>
   'Persistent=true\n\n[Install]\nWantedBy=timers.target\n';
 
 describe('cronix adopt --backend systemd', () => {
-  it('replaces the public units: ours enabled before theirs are disabled; plan then shows no changes', async () => {
+  it('replaces the public units: their timer first starts our service, then ours is enabled before theirs goes; plan then shows no changes', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cronix-adopt-'));
     const specDir = join(dir, 'jobs');
     const units = join(dir, 'units');
@@ -107,6 +107,7 @@ describe('cronix adopt --backend systemd', () => {
       writeFileSync(join(units, `cronix-${app}-${job}-0.timer`), timerOf(app, job, 0));
     }
     const calls: string[][] = [];
+    const states: Record<string, boolean | null>[] = [];
     const backend = createSystemdBackend({
       systemdUnitDir: units,
       triggerCommand: ['/usr/local/bin/cronix'],
@@ -114,6 +115,17 @@ describe('cronix adopt --backend systemd', () => {
       systemdRunning: () => true,
       systemctl: async (args) => {
         calls.push([...args]);
+        // at every step exactly one enabled timer (or unit file set) fires settle, and which one
+        const names = readdirSync(units);
+        states.push({
+          theirTimer: names.includes('cronix-billing-settle-0.timer'),
+          ourTimer: names.includes('cronix-billing_settle-0.timer'),
+          theirServiceRunsOurs: names.includes('cronix-billing-settle-0.service')
+            ? readFileSync(join(units, 'cronix-billing-settle-0.service'), 'utf8').startsWith(
+                '# cronix:v1 ',
+              )
+            : null,
+        });
         return { code: 0, stdout: '', stderr: '' };
       },
     });
@@ -129,11 +141,16 @@ describe('cronix adopt --backend systemd', () => {
       removed: ['cronix-billing-gone-0'],
     });
     expect(calls).toEqual([
+      ['daemon-reload'], // step 1: their timer now starts our service (see `states`)
       ['daemon-reload'],
       ['enable', '--now', 'cronix-billing_settle-0.timer'],
       ['disable', '--now', 'cronix-billing-gone-0.timer', 'cronix-billing-settle-0.timer'],
       ['daemon-reload'],
     ]);
+    expect(states[0]).toEqual({ theirTimer: true, ourTimer: false, theirServiceRunsOurs: true });
+    expect(states[2]).toMatchObject({ theirTimer: true, ourTimer: true }); // enable ours first
+    expect(states[3]).toMatchObject({ theirTimer: true, ourTimer: true }); // then disable theirs
+    expect(states[4]).toMatchObject({ theirTimer: false, ourTimer: true });
     expect(readdirSync(units).sort()).toEqual([
       'cronix-billing_settle-0.service',
       'cronix-billing_settle-0.timer',

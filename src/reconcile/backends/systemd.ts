@@ -210,6 +210,13 @@ class SystemdTimerBackend implements SystemdBackend {
     await this.applyWith(changes, []);
   }
 
+  /**
+   * Adopts the public reconciler's units in two steps, so that at every moment exactly one timer
+   * fires each entry and, from the first step on, it runs this cronix: (1) each public `.service`
+   * is replaced in place (one rename) by ours and systemd reloaded — their timer now starts our
+   * trigger; (2) the usual rename to `cronix-<app>_<job>-<idx>` (ours enabled before theirs is
+   * disabled; both run our shim, whose lock and run key make a fire in that instant one run).
+   */
   async adopt(
     desired: readonly DesiredEntry[],
     app: string,
@@ -218,20 +225,28 @@ class SystemdTimerBackend implements SystemdBackend {
     const publicUnits = scanPublicUnits(this.target, app);
     const wanted = new Map(desired.map((d) => [`${d.job}/${d.scheduleIndex}`, d]));
     const report: AdoptReport = { adopted: [], removed: [] };
-    const creates: DesiredEntry[] = [];
+    const matched: { entry: DesiredEntry; name: string }[] = [];
+    const gone: string[] = [];
     for (const u of publicUnits) {
       const d = wanted.get(`${u.job}/${u.scheduleIndex}`);
       if (d !== undefined) {
-        creates.push(d);
+        matched.push({ entry: d, name: u.name });
         report.adopted.push(d.id);
-      } else report.removed.push(entryId(u.app, u.job, u.scheduleIndex));
+      } else {
+        gone.push(u.name);
+        report.removed.push(entryId(u.app, u.job, u.scheduleIndex));
+      }
     }
-    if (!dryRun && publicUnits.length > 0) {
-      await this.applyWith(
-        { deletes: [], updates: [], creates },
-        publicUnits.map((u) => u.name),
-      );
-    }
+    if (dryRun || publicUnits.length === 0) return report;
+    prepareUnitDir(this.target);
+    const services = matched.map((m) => {
+      const r = this.render(m.entry);
+      if ('reason' in r) throw new BackendWriteError(`${m.entry.id}: ${r.reason}`);
+      return { name: m.name, service: r.service };
+    });
+    for (const m of services) writeUnit(this.target, unitFileNames(m.name).service, m.service);
+    if (services.length > 0 && this.running()) await this.systemctl(['daemon-reload']);
+    await this.applyWith({ deletes: [], updates: matched.map((m) => m.entry), creates: [] }, gone);
     return report;
   }
 
