@@ -164,6 +164,7 @@ export function parseTriggerArgs(
     redisUrl: v['lock-backend'] ?? env['CRONIX_REDIS_URL'],
     redisPrefix: env['CRONIX_REDIS_PREFIX'] ?? 'cronix:',
     fireTimeMs,
+    k8sJobName: env['CRONIX_K8S_JOB_NAME'] || undefined,
     contendedExit: contended === '75' ? 75 : 4,
     metricsDir: v['metrics-textfile'],
     hostId: env['CRONIX_HOST_ID'] || hostname(),

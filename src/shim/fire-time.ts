@@ -41,3 +41,25 @@ export function chooseFireTime(
   }
   return best;
 }
+
+/** Latest a Job-name fire time may lie in the future (clock skew between node and controller). */
+const JOB_NAME_SKEW_MS = 1000;
+
+/**
+ * The fire time a Kubernetes CronJob controller encoded in its Job's name, or null. The
+ * controller names each Job `<cronjob>-<scheduled time in minutes since the epoch>` (since the
+ * v2 controller, Kubernetes 1.21) and labels the Job's pods `batch.kubernetes.io/job-name`, which
+ * the downward API hands to the shim as `$CRONIX_K8S_JOB_NAME`. So a pod started late — node
+ * pressure, image pull, `startingDeadlineSeconds` — still gets the run key of *its* fire, not of
+ * the newest one. Taken only when that minute is one of the job's fire instants and not in the
+ * future: a Job created by hand (`kubectl create job --from=cronjob/…`) falls back to the latest
+ * fire.
+ */
+export function fireTimeFromJobName(spec: JobSpec, jobName: string, nowMs: number): number | null {
+  const m = /-(\d{1,12})$/.exec(jobName);
+  if (!m) return null;
+  const ms = Number(m[1]) * 60_000;
+  if (!Number.isSafeInteger(ms) || ms > nowMs + JOB_NAME_SKEW_MS) return null;
+  const fires = spec.schedules.some((sc) => previousFire(sc, spec.job.timezone, ms) === ms);
+  return fires ? ms : null;
+}

@@ -23,7 +23,7 @@ import { LockUnavailableError, type LockBackend } from '../locks/types.js';
 import { resolveEnvSecrets } from '../secrets/env-secrets.js';
 import { resolveSecretRefs, shortSecretsError } from '../secrets/resolve.js';
 import { commandDeps } from './command.js';
-import { chooseFireTime } from './fire-time.js';
+import { chooseFireTime, fireTimeFromJobName } from './fire-time.js';
 import { createGuard } from '../locks/guard.js';
 import type { ShimLogger } from './log.js';
 import { logFireEvent } from './log.js';
@@ -43,6 +43,8 @@ export interface TriggerSettings {
   redisPrefix: string;
   /** `--fire-time`, epoch ms, already range-checked. */
   fireTimeMs: number | undefined;
+  /** `$CRONIX_K8S_JOB_NAME`: the pod's Job, whose name carries the scheduled minute. */
+  k8sJobName?: string | undefined;
   contendedExit: 4 | 75;
   metricsDir: string | undefined;
   hostId: string;
@@ -148,7 +150,11 @@ export async function trigger(s: TriggerSettings, deps: TriggerDeps): Promise<nu
     const { job } = spec;
     app = spec.app;
     jobName = job.name;
-    const choice = chooseFireTime(spec, s.fireTimeMs, started);
+    const fromJobName =
+      s.fireTimeMs === undefined && s.k8sJobName
+        ? fireTimeFromJobName(spec, s.k8sJobName, started)
+        : null;
+    const choice = chooseFireTime(spec, s.fireTimeMs ?? fromJobName ?? undefined, started);
     if (choice === null)
       throw new Early('internal-error', `the job's schedules have no fire before now`);
     const { fireTimeMs } = choice;

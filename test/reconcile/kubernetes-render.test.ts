@@ -175,13 +175,20 @@ describe('rendered objects', () => {
       name: 'CRONIX_HOST_ID',
       valueFrom: { fieldRef: { fieldPath: 'metadata.name' } },
     };
+    // the Job's name (its scheduled minute) for the shim's fire time of a late pod
+    const jobName = {
+      name: 'CRONIX_K8S_JOB_NAME',
+      valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/job-name']" } },
+    };
     expect(env(one({ auth: { secret_refs: ['env:NEW', 'OLD', 'raw:x', 'env:NEW'] } }))).toEqual([
       hostId,
+      jobName,
       key('NEW'),
       key('OLD'),
     ]);
     expect(env(one({ policy: { concurrency_scope: 'global' } }))).toEqual([
       hostId,
+      jobName,
       key('CRONIX_REDIS_URL'),
       key('CRONIX_REDIS_PREFIX'),
       key('CRON_SECRET'),
@@ -206,6 +213,10 @@ describe('rendered objects', () => {
     const job = renderEntry(cmd!, FLAGS).cronJob.spec?.jobTemplate.spec;
     expect(job?.template.spec?.containers[0]?.env).toEqual([
       { name: 'CRONIX_HOST_ID', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      {
+        name: 'CRONIX_K8S_JOB_NAME',
+        valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/job-name']" } },
+      },
       {
         name: 'DB_PW',
         valueFrom: { secretKeyRef: { name: 'cron-secrets', key: 'DB_PW', optional: true } },

@@ -262,6 +262,11 @@ export function markerLabels(entry: DesiredEntry): Record<string, string> {
 function podEnv(entry: DesiredEntry, secret: string | undefined): V1EnvVar[] {
   const env: V1EnvVar[] = [
     { name: 'CRONIX_HOST_ID', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+    // the Job's name ends in its scheduled minute: the shim's fire time for a late pod
+    {
+      name: 'CRONIX_K8S_JOB_NAME',
+      valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/job-name']" } },
+    },
   ];
   const fromSecret = (name: string): V1EnvVar => ({
     name,
