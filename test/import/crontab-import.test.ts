@@ -275,5 +275,16 @@ describe('cronix import crontab (CLI)', () => {
     expect(none.status).toBe(1);
     expect(none.stderr).toMatch(/no line of .* could be imported/);
     expect(none.stdout).toBe('');
+    const big = join(ws.dir, 'big');
+    writeFileSync(
+      big,
+      Array.from({ length: 300 }, (_, i) => `${i % 60} * * * * /bin/t${i}\n`).join(''),
+    );
+    const tooMany = await cronixAsync(['import', 'crontab', big, '--cron-timezone', 'UTC']);
+    expect(tooMany.status).toBe(1);
+    expect(tooMany.stderr).toMatch(
+      /has 300 importable lines, but a manifest holds at most 256 jobs; split the crontab/,
+    );
+    expect(tooMany.stderr).not.toMatch(/internal error/);
   });
 });

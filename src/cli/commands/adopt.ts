@@ -55,6 +55,9 @@ export async function adoptCommand(
         '',
         dry ? 'Plan before adoption:' : 'Plan after adoption:',
         ...renderPlanTable(r.after.plan),
+        ...(r.after.plan.creates.length + r.after.plan.updates.length > 0 && !r.refused
+          ? ['Run "cronix apply" with the same flags for the entries left to create or update.']
+          : []),
       ]);
     }
     if (r.refused) {

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
+import { LIMITS } from '../../contract/manifest/defaults.js';
 import { parseManifest } from '../../contract/manifest/index.js';
 import { checkTimeZone } from '../../contract/schedule/index.js';
 import { importCrontab, slug, type Verdict } from '../../import/crontab-import.js';
@@ -94,6 +95,12 @@ export async function importCrontabCommand(
   if (result.manifest.jobs.length === 0) {
     process.stderr.write(
       `error: no line of ${source.name} could be imported (a manifest needs at least one job)\n`,
+    );
+    return EXIT.error;
+  }
+  if (result.manifest.jobs.length > LIMITS.jobs.max) {
+    process.stderr.write(
+      `error: ${source.name} has ${result.manifest.jobs.length} importable lines, but a manifest holds at most ${LIMITS.jobs.max} jobs; split the crontab and import each part with its own --app\n`,
     );
     return EXIT.error;
   }
