@@ -12,6 +12,7 @@ import { canonicalize, parseManifest } from '../../src/contract/manifest/index.j
 import { dataDirProblem } from '../../src/http/serve.js';
 import { logFormatOf, prettyLine } from '../../src/io/pretty-log.js';
 import { cronix, REPO_ROOT } from '../helpers/cli.js';
+import { cronSkipReason } from '../reconcile/cron-skip.js';
 
 const tmp = (): string => mkdtempSync(join(tmpdir(), 'cronix-first-hour-'));
 
@@ -208,5 +209,20 @@ describe('the repository stands alone', () => {
       'docs/notifications.md', // written in parallel (issue 12); linked already
     ];
     for (const doc of docs) expect(readme, doc).toContain(`](${doc})`);
+  });
+});
+
+describe('the real-cron end-to-end test never skips silently', () => {
+  it('names why it cannot run (shown in the skipped test name and a warning line)', () => {
+    expect(cronSkipReason(undefined, true)).toBe(
+      'Debian cron is not installed (apt-get install cron)',
+    );
+    expect(cronSkipReason('/usr/sbin/cron', false)).toMatch(/^not running as root/);
+    expect(cronSkipReason(undefined, false)).toMatch(/not installed .* and not running as root/);
+    expect(cronSkipReason('/usr/sbin/cron', true)).toBeNull();
+    const source = readFileSync(join(REPO_ROOT, 'test/reconcile/cron-e2e.test.ts'), 'utf8');
+    expect(source).toMatch(
+      /console\.warn\(`real cron end-to-end test SKIPPED: \$\{skipReason\}`\)/,
+    );
   });
 });

@@ -167,3 +167,47 @@ describe('cronix adopt --backend systemd', () => {
     expect(after.specFiles.write).toEqual([]);
   });
 });
+
+describe('cronix adopt --backend kubernetes', () => {
+  it('replaces the public CronJob and ConfigMap in place (PUT, never DELETE); plan then shows no changes', async () => {
+    const { FakeKube, foreignCronJob } = await import('../helpers/fake-kube.js');
+    const { createKubernetesBackend } = await import('../../src/reconcile/backends/kubernetes.js');
+    const fake = await FakeKube.start();
+    try {
+      const kubeconfig = fake.writeKubeconfig(mkdtempSync(join(tmpdir(), 'cronix-adopt-k8s-')));
+      // the public reconciler's labels (awbx/cronix: cronix.dev/managed, app, job, hash, index)
+      const labels = {
+        'cronix.dev/managed': 'true',
+        'cronix.dev/app': 'billing',
+        'cronix.dev/job': 'settle',
+        'cronix.dev/index': '0',
+        'cronix.dev/hash': 'abc123def4567890',
+      };
+      fake.seed('cronjobs', 'jobs', foreignCronJob('cronix-billing-settle-0', labels));
+      fake.seed('configmaps', 'jobs', {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'cronix-billing-settle-0', labels },
+        data: { 'billing.settle.json': '{}' },
+      });
+      const backend = createKubernetesBackend(
+        { k8sNamespace: 'jobs', k8sImage: 'ghcr.io/acme/cronix:1', k8sSecret: 's', kubeconfig },
+        { now: () => Date.UTC(2026, 0, 1) },
+      );
+      const parsed = parseManifest(manifestOf('billing', ['settle']));
+      if (!parsed.ok) throw new Error('bad manifest');
+      const desired = desiredEntries(parsed.manifest);
+      const r = await adoptReconcile(desired, backend, { app: 'billing', specDir: '/unused' });
+      expect(r.report).toEqual({ adopted: ['cronix-billing-settle-0'], removed: [] });
+      const writes = fake.writes().map((w) => `${w.method} ${w.path}`);
+      expect(writes.some((w) => w.startsWith('PUT') && w.includes('cronjobs'))).toBe(true);
+      expect(writes.some((w) => w.startsWith('DELETE'))).toBe(false);
+      const after = await planReconcile(desired, backend, { app: 'billing', specDir: '/unused' });
+      expect(
+        after.plan.creates.length + after.plan.updates.length + after.plan.deletes.length,
+      ).toBe(0);
+    } finally {
+      await fake.close();
+    }
+  });
+});
