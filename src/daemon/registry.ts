@@ -22,7 +22,7 @@ export interface RegisteredJob {
   overlap: OverlapPolicy;
   catchup: CatchupPolicy;
   schedules: Schedule[];
-  /** Change hash per schedule index. */
+  /** Change hash per schedule index (computed on first read). */
   hashes: string[];
   enabled: boolean;
 }
@@ -41,6 +41,9 @@ export function buildRegistry(manifests: readonly Manifest[]): Map<string, Regis
         if (!r.ok) throw new Error(`${m.app}/${job.name}: ${r.error}`); // manifests are validated first
         return r.schedule;
       });
+      // change hashes are computed on first use (a fire's run key, planned ahead of its
+      // instant): start-up with 100,000 jobs does not pay 100,000 sha256 of canonical JSON
+      let hashes: string[] | undefined;
       jobs.set(jobKey(m.app, job.name), {
         key: jobKey(m.app, job.name),
         app: m.app,
@@ -57,7 +60,9 @@ export function buildRegistry(manifests: readonly Manifest[]): Map<string, Regis
           maxRuns: policy.catchup.max_runs,
         },
         schedules,
-        hashes: job.schedules.map((_, i) => jobChangeHash(m.app, job, i)),
+        get hashes() {
+          return (hashes ??= job.schedules.map((_, i) => jobChangeHash(m.app, job, i)));
+        },
         enabled: isJobEnabled(job),
       });
     }

@@ -149,14 +149,14 @@ describe('web UI pages', () => {
     expect(await flaky.innerText()).toContain('retries exhausted');
     expect(await flaky.locator('.strip').getAttribute('title')).toMatch(/^last \d+: /);
     await page.getByLabel('App').selectOption('shop');
-    await expect.poll(() => page.locator('.filters .count').innerText()).toBe('2 of 5 jobs');
+    await expect.poll(() => page.locator('.filters .count').innerText()).toBe('2 of 6 jobs');
     await page.getByLabel('State').selectOption('failing');
-    await expect.poll(() => page.locator('.filters .count').innerText()).toBe('1 of 5 jobs');
+    await expect.poll(() => page.locator('.filters .count').innerText()).toBe('1 of 6 jobs');
     expect(await table.locator('tbody tr[aria-rowindex]').allInnerTexts()).toHaveLength(1);
     await page.getByLabel('App').selectOption('');
     await page.getByLabel('State').selectOption('all');
     await page.getByLabel('Name').fill('sett');
-    await expect.poll(() => page.locator('.filters .count').innerText()).toBe('1 of 5 jobs');
+    await expect.poll(() => page.locator('.filters .count').innerText()).toBe('1 of 6 jobs');
     await page.getByLabel('Name').fill('');
     await screenshot(page, 'jobs');
     await expectNoSecrets(page);
@@ -242,6 +242,26 @@ describe('web UI pages', () => {
     await page.locator('table.headers').waitFor();
     expect(await page.locator('table.headers').innerText()).toMatch(/Authorization\s+\(hidden\)/);
     await expectNoSecrets(page);
+  });
+
+  it('a command job: the job shows its command, the run its output, and no request view is asked for', async () => {
+    expect((await d.api('POST', '/api/v1/jobs/ops/backup/trigger')).status).toBe(202);
+    const run = await until(async () => {
+      const r = (await d.api('GET', '/api/v1/runs?app=ops&job=backup&limit=1')).json.runs[0];
+      return r?.phase === 'ended' ? r : null;
+    }, 'the command run to end');
+    expect(run.outcome).toBe('success');
+    await page.goto(`${d.url}/jobs/ops/backup`);
+    await page.getByRole('heading', { name: 'ops/backup' }).waitFor();
+    const facts = page.locator('dl.facts');
+    await facts.waitFor();
+    expect(await facts.innerText()).toContain('sh -c echo backup done');
+    expect(await facts.innerText()).toContain('TARGET');
+    const before = w.requests.length;
+    await page.goto(`${d.url}/runs/${run.id}`);
+    await page.getByRole('heading', { name: 'Command output' }).waitFor();
+    expect(await page.locator('pre.output').innerText()).toContain('backup done');
+    expect(w.requests.slice(before).filter((u) => u.endsWith('/request'))).toEqual([]);
   });
 
   it('no console error and no request to another origin on any page', async () => {
