@@ -261,6 +261,7 @@ describe('web UI pages', () => {
     await page.goto(`${d.url}/runs/${run.id}`);
     await page.getByRole('heading', { name: 'Command output' }).waitFor();
     expect(await page.locator('pre.output').innerText()).toContain('backup done');
+    await screenshot(page, 'run-command');
     expect(w.requests.slice(before).filter((u) => u.endsWith('/request'))).toEqual([]);
   });
 
