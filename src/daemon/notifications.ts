@@ -164,7 +164,10 @@ export class Notifications {
         this.again = false;
         const room = MAX_IN_FLIGHT - this.inflight.size;
         if (room <= 0) break;
-        const due = await this.deps.store.dueNotifications(this.deps.clock.now(), room + this.inflight.size);
+        const due = await this.deps.store.dueNotifications(
+          this.deps.clock.now(),
+          room + this.inflight.size,
+        );
         for (const n of due) {
           if (this.stopped || this.inflight.size >= MAX_IN_FLIGHT) break;
           if (this.inflight.has(n.id)) continue;
@@ -221,7 +224,9 @@ export class Notifications {
           endedAt: now,
         };
       else {
-        const next = res.permanent ? null : nextAttemptAt(n.createdAt, attempts, now, res.retryAfterMs);
+        const next = res.permanent
+          ? null
+          : nextAttemptAt(n.createdAt, attempts, now, res.retryAfterMs);
         patch = {
           status: next === null ? 'failed' : 'pending',
           attempts,

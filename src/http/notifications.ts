@@ -72,7 +72,10 @@ async function filterOf(q: Record<string, string>, store: Store): Promise<Notifi
   if (q['limit'] !== undefined) {
     const n = Number(q['limit']);
     if (!/^\d+$/.test(q['limit']) || n < 1 || n > 1000)
-      throw new BadRequest('limit', `expected an integer from 1 to 1000, found ${echo(q['limit'])}`);
+      throw new BadRequest(
+        'limit',
+        `expected an integer from 1 to 1000, found ${echo(q['limit'])}`,
+      );
     filter.limit = n;
   }
   if (q['before'] !== undefined) {

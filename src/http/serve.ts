@@ -79,11 +79,16 @@ function resolveAllNotifiers(
   manifests: readonly Manifest[],
   env: NodeJS.ProcessEnv,
   smtpTls: SmtpTarget['tls'] | undefined,
-): { ok: true; byApp: Map<string, Map<string, ResolvedNotifier>> } | { ok: false; errors: string[] } {
+):
+  | { ok: true; byApp: Map<string, Map<string, ResolvedNotifier>> }
+  | { ok: false; errors: string[] } {
   const byApp = new Map<string, Map<string, ResolvedNotifier>>();
   const errors: string[] = [];
   for (const m of manifests) {
-    const r = resolveNotifiers(`app ${m.app}`, m.notifiers, { env, ...(smtpTls ? { smtpTls } : {}) });
+    const r = resolveNotifiers(`app ${m.app}`, m.notifiers, {
+      env,
+      ...(smtpTls ? { smtpTls } : {}),
+    });
     if (r.ok) byApp.set(m.app, r.notifiers);
     else errors.push(...r.errors);
   }

@@ -50,7 +50,7 @@ const iso = (ms: number | null): string | null =>
 /** Collapses whitespace so `text` stays one line, and caps its length. */
 function oneLine(text: string, max = 400): string {
   const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return flat.length > max ? `${flat.slice(0, max - 3)}...` : flat;
 }
 
 /** The one line of a notification. */
@@ -68,12 +68,12 @@ export function notifyText(
     case 'failed':
       return oneLine(
         `cronix: ${name} failed: ${run.outcome ?? 'failed'}` +
-          `${run.error ? ` — ${run.error}` : ''}${since}; run ${run.id}`,
+          `${run.error ? ` (${run.error})` : ''}${since}; run ${run.id}`,
       );
     case 'missed':
       return oneLine(
         `cronix: ${name} missed the fire of ${iso(run.scheduledTime)}` +
-          `${run.error ? ` — ${run.error}` : ''}${since}`,
+          `${run.error ? ` (${run.error})` : ''}${since}`,
       );
     case 'recovered':
       return oneLine(

@@ -105,7 +105,12 @@ export class SqliteNotifications implements NotificationStore {
           rows.map((r) => ({
             notifier: r.notifier,
             kind: r.kind,
-            state: { open: true, lastSentAt: r.lastSentAt, suppressed: r.suppressed, total: r.total },
+            state: {
+              open: true,
+              lastSentAt: r.lastSentAt,
+              suppressed: r.suppressed,
+              total: r.total,
+            },
           })),
         );
         for (const g of decided.groups) {
