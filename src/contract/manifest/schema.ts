@@ -351,11 +351,13 @@ export const NotifierSchema = Type.Object(
           'webhook: the http:// or https:// URL to POST to (exactly one of url and url_ref).',
       }),
     ),
-    url_ref: Type.Optional({
-      ...SecretRef,
-      description:
-        'webhook: a secret ref holding the URL, for URLs that are themselves secrets (Slack incoming webhooks).',
-    }),
+    url_ref: Type.Optional(
+      Type.String({
+        pattern: SECRET_REF_PATTERN,
+        description:
+          'webhook: a secret ref holding the URL, for URLs that are themselves secrets (Slack incoming webhooks).',
+      }),
+    ),
     secret_refs: Type.Optional(
       Type.Array(SecretRef, {
         minItems: LIMITS.secretRefs.min,
@@ -391,14 +393,18 @@ export const NotifierSchema = Type.Object(
         default: NOTIFY_DEFAULTS.starttls,
       }),
     ),
-    username_ref: Type.Optional({
-      ...SecretRef,
-      description: 'smtp: secret ref of the user name (with password_ref).',
-    }),
-    password_ref: Type.Optional({
-      ...SecretRef,
-      description: 'smtp: secret ref of the password (with username_ref).',
-    }),
+    username_ref: Type.Optional(
+      Type.String({
+        pattern: SECRET_REF_PATTERN,
+        description: 'smtp: secret ref of the user name (with password_ref).',
+      }),
+    ),
+    password_ref: Type.Optional(
+      Type.String({
+        pattern: SECRET_REF_PATTERN,
+        description: 'smtp: secret ref of the password (with username_ref).',
+      }),
+    ),
   },
   {
     additionalProperties: false,
