@@ -8,7 +8,7 @@
  */
 import { readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { canonicalJob, canonicalNotifier } from '../contract/manifest/index.js';
+import { canonicalJob, canonicalNotifiers } from '../contract/manifest/index.js';
 import { writeFileAtomic } from '../io/atomic.js';
 import type { DesiredEntry } from './backend.js';
 
@@ -38,12 +38,7 @@ export function specFilePath(specDir: string, app: string, job: string): string 
 /** The exact bytes of one job's spec file. */
 export function specFileContent(entry: DesiredEntry): string {
   const notifiers =
-    entry.notifiers === undefined
-      ? ''
-      : `,"notifiers":{${Object.keys(entry.notifiers)
-          .sort()
-          .map((k) => `${JSON.stringify(k)}:${canonicalNotifier(entry.notifiers![k]!)}`)
-          .join(',')}}`;
+    entry.notifiers === undefined ? '' : `,"notifiers":${canonicalNotifiers(entry.notifiers)}`;
   return `{"app":${JSON.stringify(entry.app)},"schedule_index":0,"secret_refs":${JSON.stringify(entry.secretRefs)},"job":${canonicalJob(entry.spec)}${notifiers}}\n`;
 }
 

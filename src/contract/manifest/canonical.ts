@@ -139,8 +139,8 @@ export function canonicalNotifier(n: Notifier): string {
   );
 }
 
-/** The `notifiers` object, keys sorted by code unit. */
-function writeNotifiers(notifiers: Readonly<Record<string, Notifier>>): string {
+/** The `notifiers` object, keys sorted by code unit (also the shim spec file's `notifiers`). */
+export function writeNotifiers(notifiers: Readonly<Record<string, Notifier>>): string {
   const keys = Object.keys(notifiers).sort(compareCodeUnits);
   return `{${keys.map((k) => `${lit(k)}:${canonicalNotifier(notifiers[k] as Notifier)}`).join(',')}}`;
 }

@@ -66,7 +66,12 @@ export type {
 } from './types.js';
 export { parseManifest, parseManifestText } from './parse.js';
 export { MAX_ERRORS } from './structural.js';
-export { canonicalize, canonicalJob, canonicalNotifier } from './canonical.js';
+export {
+  canonicalize,
+  canonicalJob,
+  canonicalNotifier,
+  writeNotifiers as canonicalNotifiers,
+} from './canonical.js';
 export {
   CHANGE_HASH_LENGTH,
   changeHash,
