@@ -34,7 +34,10 @@ beforeAll(async () => {
           name: 'job',
           schedule: '0 0 1 1 *',
           request: { url: `${app.url}/job` },
-          policy: { retries: { max_attempts: 1, min_seconds: 0, max_seconds: 1 } },
+          policy: {
+            concurrency: 'Allow',
+            retries: { max_attempts: 1, min_seconds: 0, max_seconds: 1 },
+          },
           auth: { secret_refs: ['env:S'] },
           notify: [{ to: 'chat' }],
         },
