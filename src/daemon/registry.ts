@@ -4,12 +4,14 @@
  */
 import { jobChangeHash } from '../contract/manifest/change-hash.js';
 import {
+  effectiveNotify,
   effectivePolicy,
   isJobEnabled,
   type EffectivePolicy,
 } from '../contract/manifest/effective.js';
 import type { Job, Manifest } from '../contract/manifest/types.js';
 import { parseSchedule, type Schedule } from '../contract/schedule/index.js';
+import type { NotifyTarget } from './notify-plan.js';
 import type { CatchupPolicy, OverlapPolicy } from './policy.js';
 
 /** One job as the scheduler sees it. */
@@ -25,6 +27,8 @@ export interface RegisteredJob {
   /** Change hash per schedule index (computed on first read). */
   hashes: string[];
   enabled: boolean;
+  /** Notify entries with their notifier's type (SPEC §12); empty when the job has none. */
+  notify: NotifyTarget[];
 }
 
 /** `app/job` key. */
@@ -64,6 +68,20 @@ export function buildRegistry(manifests: readonly Manifest[]): Map<string, Regis
           return (hashes ??= job.schedules.map((_, i) => jobChangeHash(m.app, job, i)));
         },
         enabled: isJobEnabled(job),
+        notify: effectiveNotify(job).flatMap((n) => {
+          const notifier = m.notifiers?.[n.to];
+          return notifier
+            ? [
+                {
+                  notifier: n.to,
+                  type: notifier.type,
+                  on: n.on,
+                  repeatMs: n.repeat_every_seconds * 1000,
+                  slowAfterSeconds: n.slow_after_seconds,
+                },
+              ]
+            : [];
+        }),
       });
     }
   }

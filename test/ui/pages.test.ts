@@ -6,6 +6,8 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunOutcome } from '../../src/daemon/store/types.js';
+import { randomUUID } from 'node:crypto';
+import { planEvent } from '../../src/daemon/notify-plan.js';
 import { newRun } from '../daemon/store-fixtures.js';
 import {
   foreignRequests,
@@ -263,6 +265,58 @@ describe('web UI pages', () => {
     expect(await page.locator('pre.output').innerText()).toContain('backup done');
     await screenshot(page, 'run-command');
     expect(w.requests.slice(before).filter((u) => u.endsWith('/request'))).toEqual([]);
+  });
+
+  it('notifications: event with its count, job, notifier, delivery status and the message', async () => {
+    const run = (await d.api('GET', '/api/v1/runs?app=billing&job=reject&limit=1')).json.runs[0];
+    const record = {
+      ...newRun({
+        app: 'billing',
+        job: 'reject',
+        phase: 'ended',
+        outcome: 'app_rejected',
+        error: 'HTTP 400',
+      }),
+      id: run.id,
+      seq: 0,
+    };
+    await d.daemon.store.recordNotifications('billing', 'reject', () => ({
+      groups: [],
+      notifications: planEvent(
+        'failed',
+        record,
+        Date.now(),
+        [
+          {
+            notifier: 'chat',
+            type: 'webhook',
+            on: ['failed'],
+            repeatMs: 1000,
+            slowAfterSeconds: 1,
+          },
+        ],
+        [],
+        randomUUID,
+      ).notifications.map((n) => ({
+        ...n,
+        count: 3,
+        status: 'delivered' as const,
+        attempts: 2,
+        lastStatus: 200,
+        nextAttemptAt: null,
+        endedAt: Date.now(),
+      })),
+    }));
+    await page.goto(`${d.url}/notifications`);
+    await page.locator('table.runs tbody tr').first().waitFor();
+    const text = await page.locator('table.runs').innerText();
+    expect(text).toMatch(/failed ×3/);
+    expect(text).toContain('billing/reject');
+    expect(text).toMatch(/chat \(webhook\)/);
+    expect(text).toContain('delivered');
+    expect(text).toContain('cronix: billing/reject failed');
+    await screenshot(page, 'notifications');
+    await expectNoSecrets(page);
   });
 
   it('no console error and no request to another origin on any page', async () => {
