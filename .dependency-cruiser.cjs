@@ -48,8 +48,8 @@ module.exports = {
     {
       name: 'lower-rooms-do-not-import-upper',
       severity: 'error',
-      comment: 'fire/locks/shim/reconcile must not import the daemon or http layers.',
-      from: { path: '^src/(contract|secrets|fire|locks|shim|reconcile)/' },
+      comment: 'fire/notify/locks/shim/reconcile must not import the daemon or http layers.',
+      from: { path: '^src/(contract|secrets|fire|notify|locks|shim|reconcile)/' },
       to: { path: '^src/(daemon|http)/' },
     },
   ],

@@ -82,4 +82,6 @@ export interface SchedulerCore {
   /** The last success of every job with one (read once at start-up, kept up to date after). */
   knownSuccesses(byJob: Map<string, number>): void;
   gauges(lane: Lane): void;
+  /** Tells notifications of a run ended outside the pipeline (ended `crashed` at start-up). */
+  notifyEnded(run: RunRecord): void;
 }

@@ -3,7 +3,7 @@
  * (tests await events instead of sleeping).
  */
 import { EventEmitter } from 'node:events';
-import type { RunRecord } from './store/types.js';
+import type { NotificationRecord, RunRecord } from './store/types.js';
 
 /** Events and their payloads. */
 export interface DaemonEvents {
@@ -22,6 +22,11 @@ export interface DaemonEvents {
    * blocked loop): they went through the catch-up policy instead of firing.
    */
   downtime: [info: { job: string; from: number; to: number; fires: number }];
+  /**
+   * A notification was recorded (status `pending`) or one of its delivery attempts was
+   * (`pending` again, `delivered` or `failed`).
+   */
+  notification: [n: NotificationRecord];
   /** A job was paused or resumed (its pause is durable). */
   'job-paused': [info: { app: string; job: string; paused: boolean }];
   /** Manifests were (re)loaded. */

@@ -51,6 +51,11 @@ export async function recover(core: SchedulerCore, manifests: readonly Manifest[
       msg: `${crashed} run(s) left running by a crash were ended as crashed`,
     });
   const work = core.install(buildRegistry(manifests), await store.pausedJobs());
+  if (crashed > 0)
+    for (const r of running) {
+      const ended = await store.getRun(r.id);
+      if (ended?.outcome === 'crashed') core.notifyEnded(ended);
+    }
   core.knownSuccesses(await store.lastSuccesses());
   const checkpoints = new Map(
     (await store.checkpoints()).map((c) => [

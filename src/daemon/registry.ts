@@ -4,12 +4,14 @@
  */
 import { jobChangeHash } from '../contract/manifest/change-hash.js';
 import {
+  effectiveNotify,
   effectivePolicy,
   isJobEnabled,
   type EffectivePolicy,
 } from '../contract/manifest/effective.js';
 import type { Job, Manifest } from '../contract/manifest/types.js';
 import { parseSchedule, type Schedule } from '../contract/schedule/index.js';
+import type { NotifyTarget } from './notify-plan.js';
 import type { CatchupPolicy, OverlapPolicy } from './policy.js';
 
 /** One job as the scheduler sees it. */
@@ -22,9 +24,11 @@ export interface RegisteredJob {
   overlap: OverlapPolicy;
   catchup: CatchupPolicy;
   schedules: Schedule[];
-  /** Change hash per schedule index. */
+  /** Change hash per schedule index (computed on first read). */
   hashes: string[];
   enabled: boolean;
+  /** Notify entries with their notifier's type (SPEC §12); empty when the job has none. */
+  notify: NotifyTarget[];
 }
 
 /** `app/job` key. */
@@ -41,6 +45,9 @@ export function buildRegistry(manifests: readonly Manifest[]): Map<string, Regis
         if (!r.ok) throw new Error(`${m.app}/${job.name}: ${r.error}`); // manifests are validated first
         return r.schedule;
       });
+      // change hashes are computed on first use (a fire's run key, planned ahead of its
+      // instant): start-up with 100,000 jobs does not pay 100,000 sha256 of canonical JSON
+      let hashes: string[] | undefined;
       jobs.set(jobKey(m.app, job.name), {
         key: jobKey(m.app, job.name),
         app: m.app,
@@ -57,8 +64,24 @@ export function buildRegistry(manifests: readonly Manifest[]): Map<string, Regis
           maxRuns: policy.catchup.max_runs,
         },
         schedules,
-        hashes: job.schedules.map((_, i) => jobChangeHash(m.app, job, i)),
+        get hashes() {
+          return (hashes ??= job.schedules.map((_, i) => jobChangeHash(m.app, job, i)));
+        },
         enabled: isJobEnabled(job),
+        notify: effectiveNotify(job).flatMap((n) => {
+          const notifier = m.notifiers?.[n.to];
+          return notifier
+            ? [
+                {
+                  notifier: n.to,
+                  type: notifier.type,
+                  on: n.on,
+                  repeatMs: n.repeat_every_seconds * 1000,
+                  slowAfterSeconds: n.slow_after_seconds,
+                },
+              ]
+            : [];
+        }),
       });
     }
   }

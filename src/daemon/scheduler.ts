@@ -23,6 +23,8 @@ import { DaemonEmitter } from './events.js';
 import type { RunGuard } from './global-locks.js';
 import { Lane, type Decision, type Slot } from './lane.js';
 import { Ledger } from './ledger.js';
+import { Notifications } from './notifications.js';
+import type { ResolvedNotifier } from '../notify/resolve.js';
 import { DaemonMetrics } from './metrics.js';
 import { jitterMs } from './policy.js';
 import { buildRegistry, jobKey, type RegisteredJob } from './registry.js';
@@ -79,6 +81,11 @@ export interface SchedulerDeps {
   commands?: { runner: CommandRunner; hostEnv: Readonly<Record<string, string>>; logs: RunLogs };
   /** A command job's resolved `env_from_secrets`. */
   envSecretsFor?(job: RegisteredJob): Readonly<Record<string, string>>;
+  /**
+   * Notifications (SPEC §12): the resolved notifiers of an app by name. Absent: nothing is
+   * notified (nothing recorded either).
+   */
+  notifiersOf?(app: string): ReadonlyMap<string, ResolvedNotifier> | undefined;
 }
 
 /** The scheduler. Create, `start(manifests)`, then `stop()`. */
@@ -87,6 +94,8 @@ export class Scheduler implements SchedulerCore {
   readonly metrics: DaemonMetrics;
   readonly ledger: Ledger;
   readonly timer: TimerLoop;
+  /** Notifications of this scheduler (SPEC §12); null without notifiers. */
+  readonly notifications: Notifications | null;
   /** Lanes by `app/job`; a removed job's lane stays until its last run ends. */
   readonly lanes = new Map<string, Lane>();
   /** Delayed manual runs (not yet due) by run id. */
@@ -128,6 +137,14 @@ export class Scheduler implements SchedulerCore {
     this.events.on('store-error', (e) => {
       if (e.op !== 'write') this.metrics.storeError(e.op);
     });
+    this.notifications = deps.notifiersOf
+      ? new Notifications({
+          store: deps.store,
+          clock: deps.clock,
+          events: this.events,
+          notifiersOf: deps.notifiersOf,
+        })
+      : null;
   }
 
   // ---- views (API, metrics, tests) ----
@@ -206,6 +223,7 @@ export class Scheduler implements SchedulerCore {
   /** Recovers the ledger, catches up, and starts the loop (see `recovery.ts`). */
   async start(manifests: readonly Manifest[]): Promise<void> {
     await recover(this, manifests);
+    this.notifications?.start();
     this.events.emit('reloaded', { jobs: this.registry.size });
     this.timer.start();
   }
@@ -292,6 +310,7 @@ export class Scheduler implements SchedulerCore {
       await within(this.settled(), 10_000 + stopMs);
     }
     await within(this.ledger.idle(), 10_000);
+    await this.notifications?.stop();
   }
 
   private async settled(): Promise<void> {
@@ -649,6 +668,7 @@ export class Scheduler implements SchedulerCore {
     const secrets = this.deps.secretsFor(job);
     this.metrics.dispatchLag((clock.now() - run.scheduledTime) / 1000);
     this.events.emit('run-started', run);
+    this.notifications?.runStarted(job, run);
     const guard = withLeadership(
       this.deps.guardFor?.(job, run.runKey, slot.controller.signal),
       this.deps.leader,
@@ -690,8 +710,14 @@ export class Scheduler implements SchedulerCore {
   }
 
   private ended(lane: Lane | null, run: RunRecord): void {
-    this.metrics.runEnded(lane?.key ?? jobKey(run.app, run.job), run);
+    const key = lane?.key ?? jobKey(run.app, run.job);
+    this.metrics.runEnded(key, run);
     this.events.emit('run-ended', run);
+    this.notifications?.runEnded(lane?.job ?? this.registry.get(key), run);
+  }
+
+  notifyEnded(run: RunRecord): void {
+    this.notifications?.runEnded(this.registry.get(jobKey(run.app, run.job)), run);
   }
 
   knownSuccesses(byJob: Map<string, number>): void {

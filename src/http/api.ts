@@ -21,7 +21,8 @@ import type { RunLogs } from '../daemon/run-logs.js';
 import { EventHub } from './events.js';
 import { openApiFor } from './openapi.js';
 import { registerRunLog } from './run-log.js';
-import { errorJson, runJson } from './serialize.js';
+import { registerNotifications } from './notifications.js';
+import { BadRequest, errorJson, runJson } from './serialize.js';
 import { authorizeMutation, Sessions } from './session.js';
 import { mountUiApi } from './ui-api.js';
 import { listJobs, mountViews } from './views.js';
@@ -48,15 +49,6 @@ export interface ApiDeps {
   ready?: () => boolean;
   /** The live event stream (`/api/v1/events`); one is made when absent. */
   hub?: EventHub;
-}
-
-class BadRequest extends Error {
-  constructor(
-    readonly path: string,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 async function jsonBody(c: Context): Promise<Record<string, unknown>> {
@@ -212,6 +204,8 @@ export function createApi(deps: ApiDeps): Hono {
     const runs = await store.listRuns(await runFilter(c, store));
     return c.json({ runs: runs.map(runJson) });
   });
+
+  registerNotifications(app, store);
 
   app.get('/api/v1/runs/:id', async (c) => {
     const run = await store.getRun(c.req.param('id'));

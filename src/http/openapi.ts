@@ -2,6 +2,8 @@
 import { RUN_OUTCOMES, RUN_PHASES } from '../daemon/store/types.js';
 import { error, json, pathParam, query, ref, time } from './openapi-parts.js';
 import { VIEW_PATHS } from './openapi-views.js';
+import { NOTIFY_EVENTS } from '../contract/manifest/defaults.js';
+import { NOTIFICATION_STATUSES } from './notifications.js';
 
 /** The document. */
 export const OPENAPI = {
@@ -48,6 +50,29 @@ export const OPENAPI = {
           },
           active: { type: 'integer' },
           queued: { type: 'integer' },
+        },
+      },
+      Notification: {
+        type: 'object',
+        description:
+          'One notification of one event to one notifier; `status` pending (retried with backoff for up to 10 minutes), delivered or failed. Never holds a URL, credential or signature.',
+        properties: {
+          id: { type: 'string', description: 'Sent as X-Cron-Notification-Id' },
+          event: { enum: [...NOTIFY_EVENTS] },
+          app: { type: 'string' },
+          job: { type: 'string' },
+          run_id: { type: 'string' },
+          notifier: { type: 'string' },
+          notifier_type: { enum: ['webhook', 'smtp'] },
+          count: { type: 'integer', description: 'Events this message stands for (grouping)' },
+          text: { type: 'string' },
+          status: { enum: [...NOTIFICATION_STATUSES] },
+          attempts: { type: 'integer' },
+          last_status: { type: ['integer', 'null'] },
+          last_error: { type: ['string', 'null'] },
+          created_at: time,
+          next_attempt_at: time,
+          ended_at: time,
         },
       },
       Session: {
@@ -166,6 +191,31 @@ export const OPENAPI = {
         })),
         responses: {
           200: json({ type: 'object', properties: { runs: { type: 'array', items: ref('Run') } } }),
+          400: error('invalid filter'),
+        },
+      },
+    },
+    '/api/v1/notifications': {
+      get: {
+        summary: 'Notifications (SPEC §12), newest first, with their delivery state',
+        parameters: [
+          query('app', 'only this app'),
+          query('job', 'only this job'),
+          { name: 'event', in: 'query', required: false, schema: { enum: [...NOTIFY_EVENTS] } },
+          {
+            name: 'status',
+            in: 'query',
+            required: false,
+            schema: { enum: [...NOTIFICATION_STATUSES] },
+          },
+          query('limit', '1..1000, default 100'),
+          query('before', 'id of the last notification of the previous page'),
+        ],
+        responses: {
+          200: json({
+            type: 'object',
+            properties: { notifications: { type: 'array', items: ref('Notification') } },
+          }),
           400: error('invalid filter'),
         },
       },

@@ -43,3 +43,13 @@ export function errorJson(
 ): { error: Record<string, string> } {
   return { error: { code, message, ...(path !== undefined ? { path } : {}) } };
 }
+
+/** A bad query or body: 400 with the offending field as `path`. */
+export class BadRequest extends Error {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -26,6 +26,8 @@ import { GlobalLocks, globalScopeProblems, needsGlobalLocks } from '../daemon/gl
 import { resolveJobSecrets } from '../daemon/job-secrets.js';
 import { RunLogs } from '../daemon/run-logs.js';
 import { hostIdentity } from '../locks/host.js';
+import { resolveNotifiers, type ResolvedNotifier } from '../notify/resolve.js';
+import type { SmtpTarget } from '../notify/smtp.js';
 import { loadManifestFile } from '../source/file.js';
 import { createApi } from './api.js';
 import { EventHub } from './events.js';
@@ -68,6 +70,29 @@ export interface ServeOptions {
    * recovery reports (runs ended crashed, leftover processes stopped) reaches the log.
    */
   onEvents?: (events: Scheduler['events']) => void;
+  /** Extra TLS options of SMTP notifiers' connections (a private CA). */
+  smtpTls?: SmtpTarget['tls'];
+}
+
+/** Resolves the notifiers of every manifest (SPEC §12): senders by app and name, or the problems. */
+function resolveAllNotifiers(
+  manifests: readonly Manifest[],
+  env: NodeJS.ProcessEnv,
+  smtpTls: SmtpTarget['tls'] | undefined,
+):
+  | { ok: true; byApp: Map<string, Map<string, ResolvedNotifier>> }
+  | { ok: false; errors: string[] } {
+  const byApp = new Map<string, Map<string, ResolvedNotifier>>();
+  const errors: string[] = [];
+  for (const m of manifests) {
+    const r = resolveNotifiers(`app ${m.app}`, m.notifiers, {
+      env,
+      ...(smtpTls ? { smtpTls } : {}),
+    });
+    if (r.ok) byApp.set(m.app, r.notifiers);
+    else errors.push(...r.errors);
+  }
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, byApp };
 }
 
 /** A running daemon. */
@@ -260,6 +285,7 @@ export async function startDaemon(opts: ServeOptions): Promise<DaemonHandle> {
     undo.unshift(() => store.close());
     let secrets = new Map<string, string[]>();
     let envSecrets = new Map<string, Record<string, string>>();
+    let notifiers = new Map<string, Map<string, ResolvedNotifier>>();
     const logs = new RunLogs(join(dataDir, 'logs'));
     try {
       logs.ensure();
@@ -292,6 +318,7 @@ export async function startDaemon(opts: ServeOptions): Promise<DaemonHandle> {
         // command jobs (SPEC §11): PATH HOME LANG TZ of the daemon and nothing else of it
         commands,
         envSecretsFor: (job) => envSecrets.get(job.key) ?? {},
+        notifiersOf: (app) => notifiers.get(app),
         guardFor: (job, runKey, signal) => globalLocks?.for(job, runKey, signal),
         ...(leader ? { leader, plannedMarginMs: MAX_SKEW_MS } : {}),
       });
@@ -325,6 +352,9 @@ export async function startDaemon(opts: ServeOptions): Promise<DaemonHandle> {
     if (!resolved.ok) throw new ServeError(resolved.errors.join('\n'));
     secrets = resolved.secrets;
     envSecrets = resolved.envSecrets;
+    const resolvedNotifiers = resolveAllNotifiers(loaded.manifests, env, opts.smtpTls);
+    if (!resolvedNotifiers.ok) throw new ServeError(resolvedNotifiers.errors.join('\n'));
+    notifiers = resolvedNotifiers.byApp;
     const problems = globalScopeProblems(loaded.manifests);
     if (problems.length > 0) throw new ServeError(problems.join('\n'));
     if (needsGlobalLocks(loaded.manifests)) {
@@ -344,8 +374,10 @@ export async function startDaemon(opts: ServeOptions): Promise<DaemonHandle> {
         const next = await loadManifests(opts.manifests);
         if (next.errors.length > 0) return { ok: false, errors: next.errors };
         const nextSecrets = resolveJobSecrets(next.manifests, env);
+        const nextNotifiers = resolveAllNotifiers(next.manifests, env, opts.smtpTls);
         const problems = [
           ...(nextSecrets.ok ? [] : nextSecrets.errors),
+          ...(nextNotifiers.ok ? [] : nextNotifiers.errors),
           ...globalScopeProblems(next.manifests),
           ...(needsGlobalLocks(next.manifests) && !globalLocks
             ? [
@@ -353,8 +385,9 @@ export async function startDaemon(opts: ServeOptions): Promise<DaemonHandle> {
               ]
             : []),
         ];
-        if (!nextSecrets.ok || problems.length > 0)
+        if (!nextSecrets.ok || !nextNotifiers.ok || problems.length > 0)
           return { ok: false, errors: problems.map((message) => ({ message })) };
+        notifiers = nextNotifiers.byApp;
         secrets = nextSecrets.secrets;
         envSecrets = nextSecrets.envSecrets;
         await runner.reload(next.manifests);

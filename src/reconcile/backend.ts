@@ -5,7 +5,7 @@
  * ownership marker with app, job, index and change hash. Every backend passes
  * the shared contract suite in `test/reconcile/contract.ts`.
  */
-import type { Job } from '../contract/manifest/types.js';
+import type { Job, Notifier } from '../contract/manifest/types.js';
 
 /** Backend names of `--backend`. */
 export type BackendName = 'crontab' | 'systemd' | 'kubernetes' | 'aws-scheduler';
@@ -25,6 +25,8 @@ export interface DesiredEntry {
   spec: Job;
   /** Secret refs the shim resolves (from `--secret-ref`, else the job's `auth.secret_refs`). */
   secretRefs: string[];
+  /** The notifiers the job's `notify` names (SPEC §12), for the shim's own notifications. */
+  notifiers?: Record<string, Notifier>;
 }
 
 /** One entry found in the backend carrying our ownership marker. */

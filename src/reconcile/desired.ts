@@ -3,7 +3,7 @@
  * named `cronix-<app>-<job>-<index>`, with the change hash of (job, index). Pure.
  */
 import { isJobEnabled, jobChangeHash } from '../contract/manifest/index.js';
-import type { Manifest } from '../contract/manifest/types.js';
+import type { Manifest, Notifier } from '../contract/manifest/types.js';
 import { entryId, type DesiredEntry } from './backend.js';
 
 /** Options of {@link desiredEntries}. */
@@ -25,6 +25,12 @@ export function desiredEntries(manifest: Manifest, options: DesiredOptions = {})
   for (const job of manifest.jobs) {
     if (!isJobEnabled(job)) continue;
     const secretRefs = flagRefs.length > 0 ? [...flagRefs] : [...job.auth.secret_refs];
+    // the notifiers its notify names: the shim sends its own notifications (SPEC §12)
+    let notifiers: Record<string, Notifier> | undefined;
+    for (const n of job.notify ?? []) {
+      const notifier = manifest.notifiers?.[n.to];
+      if (notifier) (notifiers ??= {})[n.to] = notifier;
+    }
     job.schedules.forEach((schedule, index) => {
       out.push({
         id: entryId(manifest.app, job.name, index),
@@ -35,6 +41,7 @@ export function desiredEntries(manifest: Manifest, options: DesiredOptions = {})
         schedule,
         spec: job,
         secretRefs,
+        ...(notifiers ? { notifiers } : {}),
       });
     });
   }

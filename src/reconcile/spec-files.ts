@@ -1,13 +1,14 @@
 /**
  * The job spec files the shim reads (SPEC §5.1): `<spec-dir>/<app>.<job>.json`, one per job,
- * `{"app","schedule_index","secret_refs","job"}` with `job` in canonical form, mode 0640.
+ * `{"app","schedule_index","secret_refs","job"}` with `job` in canonical form, mode 0640, plus
+ * `"notifiers"` (canonical, only those the job's `notify` names) when the job has notifications.
  *
  * One file serves every schedule of a job, so `schedule_index` is always 0 and the shim derives
  * which schedule fired from the fire time (docs/reconcile.md, "Spec files").
  */
 import { readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { canonicalJob } from '../contract/manifest/index.js';
+import { canonicalJob, canonicalNotifiers } from '../contract/manifest/index.js';
 import { writeFileAtomic } from '../io/atomic.js';
 import type { DesiredEntry } from './backend.js';
 
@@ -36,7 +37,9 @@ export function specFilePath(specDir: string, app: string, job: string): string 
 
 /** The exact bytes of one job's spec file. */
 export function specFileContent(entry: DesiredEntry): string {
-  return `{"app":${JSON.stringify(entry.app)},"schedule_index":0,"secret_refs":${JSON.stringify(entry.secretRefs)},"job":${canonicalJob(entry.spec)}}\n`;
+  const notifiers =
+    entry.notifiers === undefined ? '' : `,"notifiers":${canonicalNotifiers(entry.notifiers)}`;
+  return `{"app":${JSON.stringify(entry.app)},"schedule_index":0,"secret_refs":${JSON.stringify(entry.secretRefs)},"job":${canonicalJob(entry.spec)}${notifiers}}\n`;
 }
 
 function readIfExists(path: string): { content: string; mode: number } | null {

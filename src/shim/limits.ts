@@ -43,6 +43,13 @@ export function fireBudgetMs(policy: JobPolicy, stopSeconds = 0): number {
   return seconds * 1000;
 }
 
+/**
+ * Longest the shim spends on its own notifications after a fire (SPEC §12); a job with
+ * `notify` gets this (plus a second) on top of its fire budget, so the process deadline never
+ * cuts a notification short and turns the exit code into 75.
+ */
+export const SHIM_NOTIFY_BUDGET_MS = 5000;
+
 /** Longest single `setTimeout` (a larger delay fires at once, with a warning). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 

@@ -8,7 +8,7 @@ import { systemClock } from '../fire/clock.js';
 import type { Transport } from '../fire/types.js';
 import { parseTriggerArgs, TRIGGER_USAGE } from './args.js';
 import { attemptStopSeconds } from '../contract/manifest/effective.js';
-import { FireLimits, fireBudgetMs, START_BUDGET_MS } from './limits.js';
+import { FireLimits, fireBudgetMs, SHIM_NOTIFY_BUDGET_MS, START_BUDGET_MS } from './limits.js';
 import { ShimLogger } from './log.js';
 import { trigger } from './trigger.js';
 
@@ -75,7 +75,8 @@ export async function main(argv: string[], proc: ShimProcess = realProcess()): P
       onJob: (spec) => {
         const stopSeconds = attemptStopSeconds(spec.job);
         limits.extendStopGrace(stopSeconds * 1000);
-        limits.deadlineIn(fireBudgetMs(spec.job.policy, stopSeconds));
+        const notifyMs = (spec.job.notify ?? []).length > 0 ? SHIM_NOTIFY_BUDGET_MS + 1000 : 0;
+        limits.deadlineIn(fireBudgetMs(spec.job.policy, stopSeconds) + notifyMs);
       },
       ...(proc.transport ? { transport: proc.transport } : {}),
     });

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { cut, echo } from '../contract/echo.js';
 import { SECRET_REF_PATTERN } from '../contract/manifest/defaults.js';
 import { acceptManifest } from '../contract/manifest/quick.js';
-import type { Job, ManifestError } from '../contract/manifest/types.js';
+import type { Job, ManifestError, Notifier } from '../contract/manifest/types.js';
 import { parseSchedule, type Schedule } from '../contract/schedule/index.js';
 
 /** A loaded, checked spec. */
@@ -31,6 +31,8 @@ export interface JobSpec {
   schedule: Schedule;
   /** Every schedule of the job, parsed, in order (several entries share one spec file). */
   schedules: Schedule[];
+  /** The notifiers the job's `notify` names (SPEC §12); empty without notifications. */
+  notifiers: Record<string, Notifier>;
 }
 
 /** A spec problem: the shim exits 3 with this message. */
@@ -98,13 +100,19 @@ async function explain(raw: Record<string, unknown>, jobOk: boolean, refsOk: boo
   const { parseManifest } = await import('../contract/manifest/parse.js');
   const problems: ManifestError[] = [];
   if (!jobOk) {
-    const r = parseManifest({ version: 1, app: raw['app'], jobs: [raw['job']] });
+    const r = parseManifest({
+      version: 1,
+      app: raw['app'],
+      jobs: [raw['job']],
+      ...(raw['notifiers'] !== undefined ? { notifiers: raw['notifiers'] } : {}),
+    });
     if (!r.ok) {
       for (const e of r.errors) {
         if (e.path === 'jobs/0' && raw['job'] === undefined) {
           problems.push({ path: 'job', message: 'required field is missing (expected an object)' });
         } else
           problems.push({ path: e.path.replace(/^jobs\/0(?=\/|$)/, 'job'), message: e.message });
+        // (`notifiers/…` paths are the spec file's own key: they stay as they are)
       }
     }
   }
@@ -146,7 +154,12 @@ export async function loadSpec(dir: string, target: string): Promise<JobSpec> {
   }
   if (!isObject(raw)) throw new SpecError(`spec file ${echo(path)} must hold a JSON object`);
   const manifest = isObject(raw['job'])
-    ? acceptManifest({ version: 1, app: raw['app'], jobs: [raw['job']] })
+    ? acceptManifest({
+        version: 1,
+        app: raw['app'],
+        jobs: [raw['job']],
+        ...(raw['notifiers'] !== undefined ? { notifiers: raw['notifiers'] } : {}),
+      })
     : null;
   const job = manifest?.jobs[0] ?? null;
   const refs = quickRefs(raw['secret_refs']);
@@ -177,5 +190,6 @@ export async function loadSpec(dir: string, target: string): Promise<JobSpec> {
     job,
     schedule: schedules[scheduleIndex] as Schedule,
     schedules,
+    notifiers: manifest.notifiers ?? {},
   };
 }

@@ -6,7 +6,9 @@
  * before the lock is released (SPEC §9 item 4), so the next holder's
  * duplicate check sees it. Returns the exit code.
  */
+import { join } from 'node:path';
 import { jobChangeHash } from '../contract/manifest/change-hash.js';
+import type { RunFacts } from '../notify/message.js';
 import { attemptStopSeconds } from '../contract/manifest/effective.js';
 import {
   exitCodeFor,
@@ -30,6 +32,7 @@ import { logFireEvent } from './log.js';
 import { writeTextfile } from './metrics.js';
 import { openScope } from './scope.js';
 import { loadSpec, SpecError, type JobSpec } from './spec.js';
+import type { ShimEvent, ShimNotifications } from './notify.js';
 import { HostState } from './state.js';
 
 /** Resolved settings of one invocation (flags, then environment, then defaults). */
@@ -130,6 +133,14 @@ function failure(err: unknown): { outcome: FireOutcome; event: string; message: 
   return { outcome: 'internal-error', event: 'internal-error', message };
 }
 
+/** What a fire's outcome means to notifications (SPEC §12): contention, duplicates and stops are none. */
+function shimEvent(outcome: FireOutcome): ShimEvent {
+  if (outcome === 'success') return 'success';
+  if (outcome === 'app-rejected' || outcome === 'retries-exhausted' || outcome === 'internal-error')
+    return 'failed';
+  return null;
+}
+
 /** Runs one fire and returns the process exit code. */
 export async function trigger(s: TriggerSettings, deps: TriggerDeps): Promise<number> {
   const { clock, logger } = deps;
@@ -145,6 +156,10 @@ export async function trigger(s: TriggerSettings, deps: TriggerDeps): Promise<nu
   let lastSuccessMs: number | null = null;
   let app = s.target;
   let jobName = '';
+  let notes: ShimNotifications | undefined;
+  let runKeyText = '';
+  let fireTime = started;
+  let errorText: string | null = null;
   try {
     const { spec, secrets, secretEnv } = await prepare(s, deps);
     const { job } = spec;
@@ -164,6 +179,8 @@ export async function trigger(s: TriggerSettings, deps: TriggerDeps): Promise<nu
       fireTimeMs,
       jobChangeHash(app, job, choice.scheduleIndex),
     );
+    runKeyText = runKey;
+    fireTime = fireTimeMs;
     const scope = job.policy.concurrency_scope;
     logger.bind({ run_key: runKey, scope });
     logger.log('info', 'fire-start', `firing ${app}.${job.name} for ${rfc3339Utc(fireTimeMs)}`, {
@@ -174,6 +191,32 @@ export async function trigger(s: TriggerSettings, deps: TriggerDeps): Promise<nu
 
     state = new HostState(s.stateDir, s.target);
     state.ensure();
+    if ((job.notify ?? []).length > 0) {
+      // loaded only for a job with notifications: the shim starts once per fire
+      const { ShimNotifications } = await import('./notify.js');
+      notes = new ShimNotifications(
+        app,
+        job,
+        spec.notifiers,
+        join(s.stateDir, s.target),
+        deps.env,
+        (level, msg, fields) => logger.log(level, 'notify', msg, fields),
+        () => clock.now(),
+      );
+      const running = (): RunFacts => ({
+        id: runId,
+        runKey,
+        trigger: 'schedule',
+        scheduledTime: fireTimeMs,
+        startedAt: started,
+        endedAt: null,
+        outcome: null,
+        attempts: 0,
+        lastStatus: null,
+        error: null,
+      });
+      notes.started(running);
+    }
     const opened = await openScope(scope, s, state);
     backend = opened.backend;
     const records = opened.records;
@@ -237,15 +280,30 @@ export async function trigger(s: TriggerSettings, deps: TriggerDeps): Promise<nu
       },
     );
     outcome = result.outcome;
+    errorText = result.message ?? null;
   } catch (err) {
     const f = failure(err);
     outcome = f.outcome;
+    errorText = f.message;
     logger.log('error', f.event, f.message, { err: f.message });
   } finally {
     command?.end();
     if (deps.transport === undefined) await transport?.close?.().catch(() => undefined);
     await backend?.close().catch(() => undefined);
   }
+  // best effort, bounded, after the outcome is final: never changes the exit code
+  await notes?.finished(shimEvent(outcome), {
+    id: runId,
+    runKey: runKeyText,
+    trigger: 'schedule',
+    scheduledTime: fireTime,
+    startedAt: started,
+    endedAt: clock.now(),
+    outcome: outcome.replace(/-/g, '_'),
+    attempts: result?.attempts ?? 0,
+    lastStatus: result?.lastStatus ?? null,
+    error: outcome === 'success' ? null : errorText,
+  });
   if (s.metricsDir !== undefined && state !== undefined && jobName !== '') {
     try {
       writeTextfile(s.metricsDir, {

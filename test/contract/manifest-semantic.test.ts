@@ -390,7 +390,7 @@ describe('manifest semantic rules', () => {
       {
         path: `${J}/foo`,
         message:
-          'unknown field "foo" (allowed: name, schedule, schedules, timezone, request, command, policy, auth, enabled, description)',
+          'unknown field "foo" (allowed: name, schedule, schedules, timezone, request, command, policy, auth, enabled, description, notify)',
       },
       { path: `${P}/timeout_seconds`, message: 'expected an integer from 1 to 600, found 601' },
     ]);

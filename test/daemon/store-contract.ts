@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EndPatch, RunRecord, Store } from '../../src/daemon/store/types.js';
+import { notificationContract } from './store-contract-notifications.js';
 import { storeViewsContract } from './store-contract-views.js';
 import { insertRuns, newRun, T0 } from './store-fixtures.js';
 
@@ -478,6 +479,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreUnderT
     });
 
     storeViewsContract(() => store);
+    notificationContract(() => store);
 
     it('inserts 10,000 runs in one call', async () => {
       const batch = Array.from({ length: 10_000 }, (_, i) => newRun({ job: `job-${i % 100}` }));

@@ -5,6 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { SchemaTooNewError } from '../../src/daemon/store/migrations.js';
+import { PG_MIGRATIONS } from '../../src/daemon/store/pg/migrate.js';
 import { FencedError, PostgresStore } from '../../src/daemon/store/postgres.js';
 import { dropSchema, PG_URL, pgQuery, schemaName, withSchema } from '../helpers/pg.js';
 import { storeContract } from './store-contract.js';
@@ -37,7 +38,7 @@ describe('PostgresStore', () => {
     const rows = await pgQuery<{ version: number }>(
       `SELECT version FROM ${schema}.schema_migrations ORDER BY version`,
     );
-    expect(rows.map((r) => r.version)).toEqual([1]);
+    expect(rows.map((r) => r.version)).toEqual(PG_MIGRATIONS.map((m) => m.version));
     for (const s of stores) await s.close();
   });
 
@@ -48,7 +49,7 @@ describe('PostgresStore', () => {
     const again = PostgresStore.open(withSchema(PG_URL, schemas.at(-1)!));
     await expect(again.migrate()).rejects.toThrow(SchemaTooNewError);
     await expect(again.migrate()).rejects.toThrow(
-      /version 99 is newer than this cronix knows \(1\)/,
+      `version 99 is newer than this cronix knows (${PG_MIGRATIONS.length})`,
     );
     await again.close();
     await store.close();

@@ -62,6 +62,7 @@ describe('SqliteStore', () => {
       { version: 1, name: 'init', appliedAt: T0 },
       { version: 2, name: 'claims', appliedAt: T0 },
       { version: 3, name: 'commands', appliedAt: T0 },
+      { version: 4, name: 'notifications', appliedAt: T0 },
     ];
     expect(store.appliedMigrations()).toEqual(applied);
     await store.close();

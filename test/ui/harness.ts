@@ -160,6 +160,18 @@ export function uiManifests(sinkUrl: string): Record<string, unknown>[] {
         },
       ],
     },
+    {
+      version: 1,
+      app: 'ops',
+      jobs: [
+        {
+          // a command job (SPEC §11): its pages show the command and the captured output
+          name: 'backup',
+          schedule: '0 0 1 1 *',
+          command: { argv: ['sh', '-c', 'echo backup done'], env: { TARGET: 'vault' } },
+        },
+      ],
+    },
   ];
 }
 

@@ -6,6 +6,8 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunOutcome } from '../../src/daemon/store/types.js';
+import { randomUUID } from 'node:crypto';
+import { planEvent } from '../../src/daemon/notify-plan.js';
 import { newRun } from '../daemon/store-fixtures.js';
 import {
   foreignRequests,
@@ -149,14 +151,14 @@ describe('web UI pages', () => {
     expect(await flaky.innerText()).toContain('retries exhausted');
     expect(await flaky.locator('.strip').getAttribute('title')).toMatch(/^last \d+: /);
     await page.getByLabel('App').selectOption('shop');
-    await expect.poll(() => page.locator('.filters .count').innerText()).toBe('2 of 5 jobs');
+    await expect.poll(() => page.locator('.filters .count').innerText()).toBe('2 of 6 jobs');
     await page.getByLabel('State').selectOption('failing');
-    await expect.poll(() => page.locator('.filters .count').innerText()).toBe('1 of 5 jobs');
+    await expect.poll(() => page.locator('.filters .count').innerText()).toBe('1 of 6 jobs');
     expect(await table.locator('tbody tr[aria-rowindex]').allInnerTexts()).toHaveLength(1);
     await page.getByLabel('App').selectOption('');
     await page.getByLabel('State').selectOption('all');
     await page.getByLabel('Name').fill('sett');
-    await expect.poll(() => page.locator('.filters .count').innerText()).toBe('1 of 5 jobs');
+    await expect.poll(() => page.locator('.filters .count').innerText()).toBe('1 of 6 jobs');
     await page.getByLabel('Name').fill('');
     await screenshot(page, 'jobs');
     await expectNoSecrets(page);
@@ -241,6 +243,79 @@ describe('web UI pages', () => {
     await page.goto(`${d.url}/runs/${report.id}`);
     await page.locator('table.headers').waitFor();
     expect(await page.locator('table.headers').innerText()).toMatch(/Authorization\s+\(hidden\)/);
+    await expectNoSecrets(page);
+  });
+
+  it('a command job: the job shows its command, the run its output, and no request view is asked for', async () => {
+    expect((await d.api('POST', '/api/v1/jobs/ops/backup/trigger')).status).toBe(202);
+    const run = await until(async () => {
+      const r = (await d.api('GET', '/api/v1/runs?app=ops&job=backup&limit=1')).json.runs[0];
+      return r?.phase === 'ended' ? r : null;
+    }, 'the command run to end');
+    expect(run.outcome).toBe('success');
+    await page.goto(`${d.url}/jobs/ops/backup`);
+    await page.getByRole('heading', { name: 'ops/backup' }).waitFor();
+    const facts = page.locator('dl.facts');
+    await facts.waitFor();
+    expect(await facts.innerText()).toContain('sh -c echo backup done');
+    expect(await facts.innerText()).toContain('TARGET');
+    const before = w.requests.length;
+    await page.goto(`${d.url}/runs/${run.id}`);
+    await page.getByRole('heading', { name: 'Command output' }).waitFor();
+    expect(await page.locator('pre.output').innerText()).toContain('backup done');
+    await screenshot(page, 'run-command');
+    expect(w.requests.slice(before).filter((u) => u.endsWith('/request'))).toEqual([]);
+  });
+
+  it('notifications: event with its count, job, notifier, delivery status and the message', async () => {
+    const run = (await d.api('GET', '/api/v1/runs?app=billing&job=reject&limit=1')).json.runs[0];
+    const record = {
+      ...newRun({
+        app: 'billing',
+        job: 'reject',
+        phase: 'ended',
+        outcome: 'app_rejected',
+        error: 'HTTP 400',
+      }),
+      id: run.id,
+      seq: 0,
+    };
+    await d.daemon.store.recordNotifications('billing', 'reject', () => ({
+      groups: [],
+      notifications: planEvent(
+        'failed',
+        record,
+        Date.now(),
+        [
+          {
+            notifier: 'chat',
+            type: 'webhook',
+            on: ['failed'],
+            repeatMs: 1000,
+            slowAfterSeconds: 1,
+          },
+        ],
+        [],
+        randomUUID,
+      ).notifications.map((n) => ({
+        ...n,
+        count: 3,
+        status: 'delivered' as const,
+        attempts: 2,
+        lastStatus: 200,
+        nextAttemptAt: null,
+        endedAt: Date.now(),
+      })),
+    }));
+    await page.goto(`${d.url}/notifications`);
+    await page.locator('table.runs tbody tr').first().waitFor();
+    const text = await page.locator('table.runs').innerText();
+    expect(text).toMatch(/failed ×3/);
+    expect(text).toContain('billing/reject');
+    expect(text).toMatch(/chat \(webhook\)/);
+    expect(text).toContain('delivered');
+    expect(text).toContain('cronix: billing/reject failed');
+    await screenshot(page, 'notifications');
     await expectNoSecrets(page);
   });
 

@@ -172,6 +172,24 @@ function logEvents(events: Scheduler['events'], log: Logger): void {
       `${r.app}/${r.job} started`,
     ),
   );
+  events.on('notification', (n) =>
+    log[n.status === 'failed' ? 'warn' : 'info'](
+      {
+        event: 'notification',
+        id: n.id,
+        notify_event: n.event,
+        app: n.app,
+        job: n.job,
+        run_id: n.runId,
+        notifier: n.notifier,
+        status: n.status,
+        attempts: n.attempts,
+        ...(n.lastStatus !== null ? { http_status: n.lastStatus } : {}),
+        ...(n.lastError !== null ? { err: n.lastError } : {}),
+      },
+      `notification ${n.event} of ${n.app}/${n.job} to ${n.notifier}: ${n.status}`,
+    ),
+  );
   events.on('warning', (w) => log.warn({ event: 'warning', err: w.err }, w.msg));
   events.on('info', (i) => log.info({ event: 'info' }, i.msg));
   events.on('store-error', (e) =>

@@ -5,7 +5,15 @@
  * their object, so a plain v1 manifest canonicalizes exactly like the public v1 reference.
  */
 import { compareCodeUnits } from './normalize.js';
-import type { Job, JobCommand, JobPolicy, JobRequest, Manifest } from './types.js';
+import type {
+  Job,
+  JobCommand,
+  JobPolicy,
+  JobRequest,
+  Manifest,
+  Notifier,
+  NotifyEntry,
+} from './types.js';
 
 /** One JSON string or number. */
 function lit(value: string | number | boolean): string {
@@ -96,14 +104,57 @@ function writeCommand(command: JobCommand): string {
   return `${out}}`;
 }
 
+function writeStrings(values: readonly string[]): string {
+  return `[${values.map(lit).join(',')}]`;
+}
+
+/** A notify entry: `to`, then the fields set, in the order `on, slow_after_seconds, repeat_every_seconds`. */
+function writeNotify(entry: NotifyEntry): string {
+  const on = entry.on === undefined ? '' : `,"on":${writeStrings(entry.on)}`;
+  return `{"to":${lit(entry.to)}${on}${optionalFields([
+    ['slow_after_seconds', entry.slow_after_seconds],
+    ['repeat_every_seconds', entry.repeat_every_seconds],
+  ])}}`;
+}
+
+/**
+ * A notifier: `type`, then the fields set, in the order `url, url_ref, secret_refs` (webhook) or
+ * `host, port, from, to, starttls, username_ref, password_ref` (smtp).
+ */
+export function canonicalNotifier(n: Notifier): string {
+  if (n.type === 'webhook') {
+    const refs = n.secret_refs === undefined ? '' : `,"secret_refs":${writeStrings(n.secret_refs)}`;
+    return `{"type":"webhook"${optionalFields([
+      ['url', n.url],
+      ['url_ref', n.url_ref],
+    ])}${refs}}`;
+  }
+  return (
+    `{"type":"smtp","host":${lit(n.host)}${optionalFields([['port', n.port]])}` +
+    `,"from":${lit(n.from)},"to":${writeStrings(n.to)}${optionalFields([
+      ['starttls', n.starttls],
+      ['username_ref', n.username_ref],
+      ['password_ref', n.password_ref],
+    ])}}`
+  );
+}
+
+/** The `notifiers` object, keys sorted by code unit (also the shim spec file's `notifiers`). */
+export function writeNotifiers(notifiers: Readonly<Record<string, Notifier>>): string {
+  const keys = Object.keys(notifiers).sort(compareCodeUnits);
+  return `{${keys.map((k) => `${lit(k)}:${canonicalNotifier(notifiers[k] as Notifier)}`).join(',')}}`;
+}
+
 /**
  * The canonical JSON of one job object: `name, schedules, timezone, request, policy, auth`,
- * then the extension fields that are set: `enabled`, `description`, `command`. A command job has no `request`
+ * then the extension fields that are set: `enabled`, `description`, `command`, `notify`. A command job has no `request`
  * (it is the one v1 key a job may lack). This is the `job` object of the shim's spec file (SPEC §5).
  */
 export function canonicalJob(job: Job): string {
   const request = job.request === undefined ? '' : `"request":${writeRequest(job.request)},`;
   const command = job.command === undefined ? '' : `,"command":${writeCommand(job.command)}`;
+  const notify =
+    job.notify === undefined ? '' : `,"notify":[${job.notify.map(writeNotify).join(',')}]`;
   return (
     `{"name":${lit(job.name)},"schedules":[${job.schedules.map(lit).join(',')}],` +
     `"timezone":${lit(job.timezone)},${request}` +
@@ -111,7 +162,7 @@ export function canonicalJob(job: Job): string {
     `${optionalFields([
       ['enabled', job.enabled],
       ['description', job.description],
-    ])}${command}}`
+    ])}${command}${notify}}`
   );
 }
 
@@ -122,5 +173,7 @@ export function canonicalJob(job: Job): string {
  */
 export function canonicalize(manifest: Manifest): string {
   const jobs = [...manifest.jobs].sort((a, b) => compareCodeUnits(a.name, b.name));
-  return `{"version":1,"app":${lit(manifest.app)},"jobs":[${jobs.map(canonicalJob).join(',')}]}`;
+  const notifiers =
+    manifest.notifiers === undefined ? '' : `,"notifiers":${writeNotifiers(manifest.notifiers)}`;
+  return `{"version":1,"app":${lit(manifest.app)},"jobs":[${jobs.map(canonicalJob).join(',')}]${notifiers}}`;
 }

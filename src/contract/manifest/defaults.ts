@@ -38,6 +38,23 @@ export const CONCURRENCY_SCOPES = ['host', 'global'] as const;
 /** Catch-up modes after downtime (§8). */
 export const CATCHUP_MODES = ['none', 'latest', 'all'] as const;
 
+/** Kinds of notifier (SPEC §12). */
+export const NOTIFIER_TYPES = ['webhook', 'smtp'] as const;
+
+/** Events a job may notify about (SPEC §12). */
+export const NOTIFY_EVENTS = ['failed', 'missed', 'recovered', 'slow'] as const;
+
+/** Pattern of an e-mail address of an SMTP notifier (deliberately loose: `local@domain`). */
+export const EMAIL_PATTERN = '^[^\\s@<>,;]+@[^\\s@<>,;]+$';
+
+/** Pattern of an SMTP host name or address: no whitespace, no slash. */
+export const HOST_PATTERN = '^[^\\s/]+$';
+
+/** A notifier type. */
+export type NotifierType = (typeof NOTIFIER_TYPES)[number];
+/** A notification event. */
+export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
+
 /** An HTTP method a job may use. */
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 /** An overlap policy. */
@@ -73,6 +90,12 @@ export const LIMITS = {
   maxOutputBytes: { min: 0, max: 1024 * 1024 * 1024 },
   exitCode: { min: 0, max: 255 },
   exitCodes: { max: 256 },
+  notifiers: { max: 32 },
+  notify: { max: 8 },
+  port: { min: 1, max: 65535 },
+  mailTo: { min: 1, max: 32 },
+  slowAfterSeconds: { min: 1, max: 7 * 86_400 },
+  repeatEverySeconds: { min: 1, max: 7 * 86_400 },
 } as const;
 
 /** Defaults of the v1 fields; normalization always fills them in. */
@@ -115,6 +138,18 @@ export const COMMAND_DEFAULTS = {
   max_output_bytes: 1024 * 1024,
   success_exit_codes: [0] as readonly number[],
   reject_exit_codes: [] as readonly number[],
+} as const;
+
+/**
+ * Defaults of `notify` entries and SMTP notifiers (SPEC §12). Like the other extension defaults
+ * they are not filled in by normalization; `effectiveNotify` / `effectiveNotifier` apply them.
+ */
+export const NOTIFY_DEFAULTS = {
+  on: ['failed', 'missed', 'recovered'] as readonly NotifyEvent[],
+  slow_after_seconds: 600,
+  repeat_every_seconds: 3600,
+  smtp_port: 587,
+  starttls: true,
 } as const;
 
 /** Header-name prefix (lower case) of the headers the engine sets on every attempt (SPEC §5.7). */

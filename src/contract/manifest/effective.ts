@@ -3,7 +3,13 @@
  * when the input set them (so canonical forms and change hashes of plain v1 manifests stay
  * v1); consumers read them through these helpers, which apply the defaults.
  */
-import { COMMAND_DEFAULTS, EXTENSION_DEFAULTS, type CatchupMode } from './defaults.js';
+import {
+  COMMAND_DEFAULTS,
+  EXTENSION_DEFAULTS,
+  NOTIFY_DEFAULTS,
+  type CatchupMode,
+  type NotifyEvent,
+} from './defaults.js';
 import type { Job, JobCommand, JobPolicy } from './types.js';
 
 /** Catch-up settings with every default applied. */
@@ -100,4 +106,22 @@ export function effectiveCommand(command: JobCommand): EffectiveCommand {
  */
 export function attemptStopSeconds(job: Job): number {
   return job.command === undefined ? 0 : effectiveCommand(job.command).graceful_stop_seconds;
+}
+
+/** A notify entry with every default applied (SPEC §12). */
+export interface EffectiveNotify {
+  to: string;
+  on: readonly NotifyEvent[];
+  slow_after_seconds: number;
+  repeat_every_seconds: number;
+}
+
+/** The job's notify entries with their defaults (empty when it has none). */
+export function effectiveNotify(job: Job): EffectiveNotify[] {
+  return (job.notify ?? []).map((n) => ({
+    to: n.to,
+    on: n.on ?? NOTIFY_DEFAULTS.on,
+    slow_after_seconds: n.slow_after_seconds ?? NOTIFY_DEFAULTS.slow_after_seconds,
+    repeat_every_seconds: n.repeat_every_seconds ?? NOTIFY_DEFAULTS.repeat_every_seconds,
+  }));
 }

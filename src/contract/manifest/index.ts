@@ -14,6 +14,9 @@ export {
   HTTP_METHODS,
   LIMITS,
   NAME_PATTERN,
+  NOTIFIER_TYPES,
+  NOTIFY_DEFAULTS,
+  NOTIFY_EVENTS,
   RESERVED_ENV_PREFIX,
   SECRET_REF_PATTERN,
   V1_DEFAULTS,
@@ -25,12 +28,16 @@ export {
   JitterSchema,
   JobSchema,
   ManifestSchema,
+  NotifierSchema,
+  NotifySchema,
   PolicySchema,
   RequestSchema,
   RetriesSchema,
   type CommandInput,
   type JobInput,
   type ManifestInput,
+  type NotifierInput,
+  type NotifyInput,
   type PolicyInput,
   type RequestInput,
 } from './schema.js';
@@ -49,11 +56,22 @@ export type {
   Manifest,
   ManifestError,
   ManifestParseResult,
+  Notifier,
+  NotifierType,
+  NotifyEntry,
+  NotifyEvent,
   RetryPolicy,
+  SmtpNotifier,
+  WebhookNotifier,
 } from './types.js';
 export { parseManifest, parseManifestText } from './parse.js';
 export { MAX_ERRORS } from './structural.js';
-export { canonicalize, canonicalJob } from './canonical.js';
+export {
+  canonicalize,
+  canonicalJob,
+  canonicalNotifier,
+  writeNotifiers as canonicalNotifiers,
+} from './canonical.js';
 export {
   CHANGE_HASH_LENGTH,
   changeHash,
@@ -63,11 +81,13 @@ export {
 export {
   attemptStopSeconds,
   effectiveCommand,
+  effectiveNotify,
   effectivePolicy,
   isJobEnabled,
   type EffectiveCommand,
   type EffectiveCatchup,
   type EffectiveJitter,
+  type EffectiveNotify,
   type EffectivePolicy,
 } from './effective.js';
 export {

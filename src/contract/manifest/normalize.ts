@@ -5,8 +5,24 @@
  * is dropped, so it hashes like an absent one.
  */
 import { V1_DEFAULTS } from './defaults.js';
-import type { CommandInput, JobInput, ManifestInput, PolicyInput } from './schema.js';
-import type { CatchupPolicy, JitterPolicy, Job, JobCommand, JobPolicy, Manifest } from './types.js';
+import type {
+  CommandInput,
+  JobInput,
+  ManifestInput,
+  NotifierInput,
+  NotifyInput,
+  PolicyInput,
+} from './schema.js';
+import type {
+  CatchupPolicy,
+  JitterPolicy,
+  Job,
+  JobCommand,
+  JobPolicy,
+  Manifest,
+  Notifier,
+  NotifyEntry,
+} from './types.js';
 
 /** Compares strings by UTF-16 code units (the order of the canonical form). */
 export function compareCodeUnits(a: string, b: string): number {
@@ -88,6 +104,40 @@ function normalizeCommand(input: CommandInput): JobCommand {
   return out;
 }
 
+/** A notify entry as written: only the fields the input set, `on` in the user's order. */
+function normalizeNotify(input: NotifyInput): NotifyEntry {
+  const out: NotifyEntry = { to: input.to };
+  if (input.on !== undefined) out.on = [...input.on];
+  if (input.slow_after_seconds !== undefined) out.slow_after_seconds = input.slow_after_seconds;
+  if (input.repeat_every_seconds !== undefined)
+    out.repeat_every_seconds = input.repeat_every_seconds;
+  return out;
+}
+
+/** A notifier as written (semantic checks made sure its type's fields are there). */
+export function normalizeNotifier(input: NotifierInput): Notifier {
+  if (input.type === 'webhook') {
+    return {
+      type: 'webhook',
+      ...(input.url !== undefined ? { url: input.url } : {}),
+      ...(input.url_ref !== undefined ? { url_ref: input.url_ref } : {}),
+      ...(input.secret_refs !== undefined && input.secret_refs.length > 0
+        ? { secret_refs: [...input.secret_refs] }
+        : {}),
+    };
+  }
+  return {
+    type: 'smtp',
+    host: input.host ?? '',
+    ...(input.port !== undefined ? { port: input.port } : {}),
+    from: input.from ?? '',
+    to: [...(input.to ?? [])],
+    ...(input.starttls !== undefined ? { starttls: input.starttls } : {}),
+    ...(input.username_ref !== undefined ? { username_ref: input.username_ref } : {}),
+    ...(input.password_ref !== undefined ? { password_ref: input.password_ref } : {}),
+  };
+}
+
 /** Normalizes one valid job (exactly one of `request` and `command` is set). */
 export function normalizeJob(input: JobInput): Job {
   const schedules = input.schedules ?? (input.schedule === undefined ? [] : [input.schedule]);
@@ -113,11 +163,26 @@ export function normalizeJob(input: JobInput): Job {
   if (input.enabled !== undefined) job.enabled = input.enabled;
   if (input.description !== undefined) job.description = input.description;
   if (input.command !== undefined) job.command = normalizeCommand(input.command);
+  if (input.notify !== undefined && input.notify.length > 0)
+    job.notify = input.notify.map(normalizeNotify);
   return job;
 }
 
 /** Normalizes a manifest that passed structural and semantic validation. */
 export function normalizeManifest(input: ManifestInput): Manifest {
   const jobs = input.jobs.map(normalizeJob).sort((a, b) => compareCodeUnits(a.name, b.name));
-  return { version: 1, app: input.app, jobs };
+  const manifest: Manifest = { version: 1, app: input.app, jobs };
+  const names = Object.keys(input.notifiers ?? {}).sort(compareCodeUnits);
+  if (names.length > 0) {
+    const notifiers: Record<string, Notifier> = {};
+    for (const name of names)
+      Object.defineProperty(notifiers, name, {
+        value: normalizeNotifier(input.notifiers![name] as NotifierInput),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    manifest.notifiers = notifiers;
+  }
+  return manifest;
 }

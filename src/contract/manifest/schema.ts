@@ -18,14 +18,19 @@ import {
   CONCURRENCY_POLICIES,
   COMMAND_DEFAULTS,
   CONCURRENCY_SCOPES,
+  EMAIL_PATTERN,
   ENV_NAME_PATTERN,
   EXTENSION_DEFAULTS,
   HEADER_NAME_PATTERN,
   HEADER_VALUE_PATTERN,
+  HOST_PATTERN,
   HTTP_METHODS,
   LIMITS,
   NAME_PATTERN,
   NO_NUL_PATTERN,
+  NOTIFIER_TYPES,
+  NOTIFY_DEFAULTS,
+  NOTIFY_EVENTS,
   SECRET_REF_PATTERN,
   V1_DEFAULTS,
 } from './defaults.js';
@@ -294,6 +299,120 @@ export const AuthSchema = Type.Object(
   { additionalProperties: false, description: 'Request signing.' },
 );
 
+/** One entry of `jobs[].notify` (extension, SPEC §12). */
+export const NotifySchema = Type.Object(
+  {
+    to: Type.String({
+      pattern: NAME_PATTERN,
+      description: 'Name of a notifier defined in the top-level "notifiers".',
+    }),
+    on: Type.Optional(
+      Type.Array(literalUnion(NOTIFY_EVENTS, {}), {
+        minItems: 1,
+        maxItems: NOTIFY_EVENTS.length,
+        uniqueItems: true,
+        description:
+          'Events to notify: failed (app_rejected, retries_exhausted, crashed, internal_error), missed (a fire recorded missed), recovered (the first success after failed or missed), slow (a run still active after slow_after_seconds).',
+        default: [...NOTIFY_DEFAULTS.on],
+      }),
+    ),
+    slow_after_seconds: Type.Optional(
+      int(LIMITS.slowAfterSeconds.min, LIMITS.slowAfterSeconds.max, {
+        description:
+          'A run still active after this many seconds is "slow"; only with "slow" in on.',
+        default: NOTIFY_DEFAULTS.slow_after_seconds,
+      }),
+    ),
+    repeat_every_seconds: Type.Optional(
+      int(LIMITS.repeatEverySeconds.min, LIMITS.repeatEverySeconds.max, {
+        description:
+          'Repeated failed/missed events of the job notify at most once per this many seconds, with the count since the last message.',
+        default: NOTIFY_DEFAULTS.repeat_every_seconds,
+      }),
+    ),
+  },
+  { additionalProperties: false, description: 'Who to tell about which events of this job.' },
+);
+
+const SecretRef = Type.String({ pattern: SECRET_REF_PATTERN });
+
+/**
+ * One entry of the top-level `notifiers` (extension, SPEC §12). One object for both types so
+ * that errors name the field; `semantic.ts` checks which fields each type needs and allows.
+ */
+export const NotifierSchema = Type.Object(
+  {
+    type: literalUnion(NOTIFIER_TYPES, {
+      description: 'webhook (a signed JSON POST) or smtp (a plain-text mail).',
+    }),
+    url: Type.Optional(
+      Type.String({
+        description:
+          'webhook: the http:// or https:// URL to POST to (exactly one of url and url_ref).',
+      }),
+    ),
+    url_ref: Type.Optional(
+      Type.String({
+        pattern: SECRET_REF_PATTERN,
+        description:
+          'webhook: a secret ref holding the URL, for URLs that are themselves secrets (Slack incoming webhooks).',
+      }),
+    ),
+    secret_refs: Type.Optional(
+      Type.Array(SecretRef, {
+        minItems: LIMITS.secretRefs.min,
+        maxItems: LIMITS.secretRefs.max,
+        description:
+          'webhook: secrets that sign each POST with X-Cron-Signature (the first signs).',
+        default: [],
+      }),
+    ),
+    host: Type.Optional(
+      Type.String({ pattern: HOST_PATTERN, description: 'smtp: the mail server host.' }),
+    ),
+    port: Type.Optional(
+      int(LIMITS.port.min, LIMITS.port.max, {
+        description: 'smtp: the mail server port.',
+        default: NOTIFY_DEFAULTS.smtp_port,
+      }),
+    ),
+    from: Type.Optional(
+      Type.String({ pattern: EMAIL_PATTERN, description: 'smtp: the sender address.' }),
+    ),
+    to: Type.Optional(
+      Type.Array(Type.String({ pattern: EMAIL_PATTERN }), {
+        minItems: LIMITS.mailTo.min,
+        maxItems: LIMITS.mailTo.max,
+        description: 'smtp: recipient addresses.',
+      }),
+    ),
+    starttls: Type.Optional(
+      Type.Boolean({
+        description:
+          'smtp: true requires STARTTLS before anything is sent (a server without it fails the delivery); false never upgrades.',
+        default: NOTIFY_DEFAULTS.starttls,
+      }),
+    ),
+    username_ref: Type.Optional(
+      Type.String({
+        pattern: SECRET_REF_PATTERN,
+        description: 'smtp: secret ref of the user name (with password_ref).',
+      }),
+    ),
+    password_ref: Type.Optional(
+      Type.String({
+        pattern: SECRET_REF_PATTERN,
+        description: 'smtp: secret ref of the password (with username_ref).',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'A notifier: type webhook needs url or url_ref; type smtp needs host, from and to.',
+  },
+);
+
 /** One entry of `jobs`. Exactly one of `schedule` / `schedules` (checked in `semantic.ts`). */
 export const JobSchema = Type.Object(
   {
@@ -332,6 +451,13 @@ export const JobSchema = Type.Object(
           'What the job does, for people: shown by the UI and kept by cronix import from crontab comments (at most 500 characters).',
       }),
     ),
+    notify: Type.Optional(
+      Type.Array(NotifySchema, {
+        maxItems: LIMITS.notify.max,
+        description: 'Failure notifications of this job (SPEC §12); each "to" at most once.',
+        default: [],
+      }),
+    ),
   },
   {
     additionalProperties: false,
@@ -355,6 +481,14 @@ export const ManifestSchema = Type.Object(
       maxItems: LIMITS.jobs.max,
       description: 'The jobs of this application; names must be unique.',
     }),
+    notifiers: Type.Optional(
+      Type.Record(Type.String({ pattern: NAME_PATTERN }), NotifierSchema, {
+        additionalProperties: false,
+        maxProperties: LIMITS.notifiers.max,
+        description: 'Notifiers by name, referred to by jobs[].notify[].to (SPEC §12).',
+        default: {},
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -367,5 +501,9 @@ export type JobInput = Static<typeof JobSchema>;
 export type RequestInput = Static<typeof RequestSchema>;
 /** A job's command as written. */
 export type CommandInput = Static<typeof CommandSchema>;
+/** A notifier as written. */
+export type NotifierInput = Static<typeof NotifierSchema>;
+/** A notify entry as written. */
+export type NotifyInput = Static<typeof NotifySchema>;
 /** A job's policy as written. */
 export type PolicyInput = Static<typeof PolicySchema>;

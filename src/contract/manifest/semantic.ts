@@ -13,6 +13,7 @@ import {
 } from './defaults.js';
 import { childPath, isRecord, own, quote } from './describe.js';
 import { checkCommand } from './command-rules.js';
+import { checkNotifications } from './notify-rules.js';
 import { checkReservedHeader, checkUrl } from './request-rules.js';
 import type { ManifestError } from './types.js';
 
@@ -209,6 +210,7 @@ function checkJob(
  */
 export function checkSemantics(raw: unknown): ManifestError[] {
   const out = new Collector();
+  checkNotifications((p, m) => out.add(p, m), raw, LIMITS.jobs.max);
   const jobs = own(raw, 'jobs');
   if (!Array.isArray(jobs)) return out.errors;
   const names = new Map<string, number>();

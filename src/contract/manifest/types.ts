@@ -3,9 +3,63 @@
  * sorted by name, `schedule` rewritten as `schedules`, header keys sorted. Extension fields
  * (§8) are present only when the input set them; `effectivePolicy` supplies their defaults.
  */
-import type { CatchupMode, Concurrency, ConcurrencyScope, HttpMethod } from './defaults.js';
+import type {
+  CatchupMode,
+  Concurrency,
+  ConcurrencyScope,
+  HttpMethod,
+  NotifyEvent,
+} from './defaults.js';
 
-export type { CatchupMode, Concurrency, ConcurrencyScope, HttpMethod } from './defaults.js';
+export type {
+  CatchupMode,
+  Concurrency,
+  ConcurrencyScope,
+  HttpMethod,
+  NotifierType,
+  NotifyEvent,
+} from './defaults.js';
+
+/**
+ * One entry of `jobs[].notify` (extension, SPEC §12), as written: only the fields the input
+ * set (`effectiveNotify` supplies the defaults).
+ */
+export interface NotifyEntry {
+  /** Name of a notifier of the manifest. */
+  to: string;
+  /** Events to notify (effective default `failed, missed, recovered`). */
+  on?: NotifyEvent[];
+  /** Threshold of `slow` (effective default 600). */
+  slow_after_seconds?: number;
+  /** Grouping interval of repeated failed/missed events (effective default 3600). */
+  repeat_every_seconds?: number;
+}
+
+/** A webhook notifier as written (SPEC §12). Exactly one of `url` and `url_ref`. */
+export interface WebhookNotifier {
+  type: 'webhook';
+  url?: string;
+  url_ref?: string;
+  /** Secrets signing each POST; absent or empty: unsigned. */
+  secret_refs?: string[];
+}
+
+/** An SMTP notifier as written (SPEC §12). */
+export interface SmtpNotifier {
+  type: 'smtp';
+  host: string;
+  /** Effective default 587. */
+  port?: number;
+  from: string;
+  to: string[];
+  /** Effective default true: STARTTLS required. */
+  starttls?: boolean;
+  username_ref?: string;
+  password_ref?: string;
+}
+
+/** A notifier. */
+export type Notifier = WebhookNotifier | SmtpNotifier;
 
 /** The HTTP request of a job. */
 export interface JobRequest {
@@ -117,6 +171,8 @@ export interface Job {
   enabled?: boolean;
   /** Extension: what the job does, for people, at most 500 characters (present only when set). */
   description?: string;
+  /** Extension: failure notifications (present only when the input set a non-empty list). */
+  notify?: NotifyEntry[];
 }
 
 /** A normalized manifest. */
@@ -127,6 +183,8 @@ export interface Manifest {
   app: string;
   /** Jobs sorted by name. */
   jobs: Job[];
+  /** Extension: notifiers by name, keys sorted (present only when the input set at least one). */
+  notifiers?: Record<string, Notifier>;
 }
 
 /**

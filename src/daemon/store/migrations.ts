@@ -8,12 +8,18 @@ import type Database from 'better-sqlite3';
 import { m001Init } from './migrations/001_init.js';
 import { m002Claims } from './migrations/002_claims.js';
 import { m003Commands } from './migrations/003_commands.js';
+import { m004Notifications } from './migrations/004_notifications.js';
 import type { Migration } from './migrations/migration.js';
 
 export type { Migration } from './migrations/migration.js';
 
 /** Every SQLite migration, ascending by version. */
-export const SQLITE_MIGRATIONS: readonly Migration[] = [m001Init, m002Claims, m003Commands];
+export const SQLITE_MIGRATIONS: readonly Migration[] = [
+  m001Init,
+  m002Claims,
+  m003Commands,
+  m004Notifications,
+];
 
 /** One row of `schema_migrations`. */
 export interface AppliedMigration {

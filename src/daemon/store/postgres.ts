@@ -16,6 +16,7 @@ import {
   type PgTarget,
 } from './pg/connect.js';
 import { migratePg } from './pg/migrate.js';
+import * as outbox from './pg/notifications.js';
 import { applyOps, fromPgRow, PG_RUN_COLUMNS } from './pg/write.js';
 import type {
   Checkpoint,
@@ -24,6 +25,11 @@ import type {
   LedgerOp,
   OutcomeGroup,
   LedgerResult,
+  NotificationFilter,
+  NotificationPatch,
+  NotificationRecord,
+  NotifyGroupRow,
+  NotifyPlan,
   RunFilter,
   RunOutcome,
   RunProcess,
@@ -297,6 +303,36 @@ export class PostgresStore implements Store {
   /** Closes the pool (a fenced view leaves it to its owner). */
   async close(): Promise<void> {
     if (this.owner) await this.pool.end().catch(() => undefined);
+  }
+
+  // ---- notifications (SPEC §12), see pg/notifications.ts; writes are fenced ----
+
+  recordNotifications(
+    app: string,
+    job: string,
+    plan: (groups: NotifyGroupRow[]) => NotifyPlan,
+  ): Promise<NotificationRecord[]> {
+    return this.#transaction((client) => outbox.recordPg(client, app, job, plan));
+  }
+
+  dueNotifications(now: number, limit: number): Promise<NotificationRecord[]> {
+    return outbox.duePg(this.pool, now, limit);
+  }
+
+  nextNotificationAt(): Promise<number | null> {
+    return outbox.nextPg(this.pool);
+  }
+
+  updateNotification(id: string, patch: NotificationPatch): Promise<boolean> {
+    return this.#transaction((client) => outbox.updatePg(client, id, patch));
+  }
+
+  getNotification(id: string): Promise<NotificationRecord | null> {
+    return outbox.getPg(this.pool, id);
+  }
+
+  listNotifications(filter: NotificationFilter): Promise<NotificationRecord[]> {
+    return outbox.listPg(this.pool, filter);
   }
 
   async #connect(): Promise<pg.PoolClient> {

@@ -9,6 +9,7 @@
  */
 import Database from 'better-sqlite3';
 import { type AppliedMigration, appliedMigrations, migrateSqlite } from './migrations.js';
+import { SqliteNotifications } from './sqlite-notifications.js';
 import type {
   AttemptLogEntry,
   Checkpoint,
@@ -19,6 +20,11 @@ import type {
   LedgerOp,
   LedgerResult,
   NewRun,
+  NotificationFilter,
+  NotificationPatch,
+  NotificationRecord,
+  NotifyGroupRow,
+  NotifyPlan,
   RunFilter,
   RunOutcome,
   RunProcess,
@@ -129,6 +135,7 @@ export class SqliteStore implements Store {
   readonly #db: Database.Database;
   readonly #now: () => number;
   #stmts: Prepared | null = null;
+  #notifications: SqliteNotifications | null = null;
   readonly #listStmts = new Map<string, Stmt>();
 
   /**
@@ -158,6 +165,42 @@ export class SqliteStore implements Store {
   async migrate(): Promise<void> {
     migrateSqlite(this.#db, undefined, this.#now);
     this.#stmts ??= this.#prepare();
+    this.#notifications ??= new SqliteNotifications(this.#db);
+  }
+
+  // ---- notifications (SPEC §12), see sqlite-notifications.ts ----
+
+  #n(): SqliteNotifications {
+    if (!this.#notifications) throw new Error('SqliteStore: call migrate() before using the store');
+    return this.#notifications;
+  }
+
+  recordNotifications(
+    app: string,
+    job: string,
+    plan: (groups: NotifyGroupRow[]) => NotifyPlan,
+  ): Promise<NotificationRecord[]> {
+    return this.#n().recordNotifications(app, job, plan);
+  }
+
+  dueNotifications(now: number, limit: number): Promise<NotificationRecord[]> {
+    return this.#n().dueNotifications(now, limit);
+  }
+
+  nextNotificationAt(): Promise<number | null> {
+    return this.#n().nextNotificationAt();
+  }
+
+  updateNotification(id: string, patch: NotificationPatch): Promise<boolean> {
+    return this.#n().updateNotification(id, patch);
+  }
+
+  getNotification(id: string): Promise<NotificationRecord | null> {
+    return this.#n().getNotification(id);
+  }
+
+  listNotifications(filter: NotificationFilter): Promise<NotificationRecord[]> {
+    return this.#n().listNotifications(filter);
   }
 
   /** Applies the ops in order in one `BEGIN IMMEDIATE` transaction. */

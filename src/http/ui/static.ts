@@ -1,7 +1,7 @@
 /**
  * Serves the web UI (SPEC §13): the bundle `scripts/build-ui.mjs` writes to
  * `dist/ui` (index.html and hashed assets), read into memory once. The pages'
- * paths (`/`, `/jobs`, `/jobs/<app>/<job>`, `/runs/<id>`, `/login`) answer
+ * paths (`/`, `/jobs`, `/jobs/<app>/<job>`, `/runs/<id>`, `/notifications`, `/login`) answer
  * index.html; the app routes in the browser. Nothing is loaded from another
  * origin: the Content-Security-Policy allows only this one.
  */
@@ -70,7 +70,14 @@ function loadBundle(dir: string | null): Bundle | null {
 }
 
 /** The pages the app routes in the browser. */
-export const UI_ROUTES = ['/', '/login', '/jobs', '/jobs/:app/:job', '/runs/:id'] as const;
+export const UI_ROUTES = [
+  '/',
+  '/login',
+  '/jobs',
+  '/jobs/:app/:job',
+  '/runs/:id',
+  '/notifications',
+] as const;
 
 /** Mounts the UI on the app; `dir` defaults to the package's `dist/ui`. */
 export function mountUi(app: Hono, dir: string | null = defaultUiDir()): void {

@@ -6,7 +6,7 @@
  */
 import type { V1ConfigMap, V1CronJob, V1EnvVar } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { canonicalJob } from '../../contract/manifest/canonical.js';
+import { canonicalJob, writeNotifiers } from '../../contract/manifest/canonical.js';
 import { attemptStopSeconds } from '../../contract/manifest/effective.js';
 import type { Job } from '../../contract/manifest/types.js';
 import { worstCaseFireSeconds } from '../../contract/run.js';
@@ -236,11 +236,16 @@ export function refuseKubernetes(
   return reasons.length > 0 ? reasons.join('; ') : null;
 }
 
-/** The spec file the shim reads (SPEC §5.1): `{"app","schedule_index","secret_refs","job"}`. */
+/**
+ * The spec file the shim reads (SPEC §5.1): `{"app","schedule_index","secret_refs","job"}`,
+ * plus `"notifiers"` for a job with notifications (SPEC §12).
+ */
 export function specFileJson(entry: DesiredEntry): string {
+  const notifiers =
+    entry.notifiers === undefined ? '' : `,"notifiers":${writeNotifiers(entry.notifiers)}`;
   return (
     `{"app":${JSON.stringify(entry.app)},"schedule_index":${entry.scheduleIndex},` +
-    `"secret_refs":${JSON.stringify(entry.secretRefs)},"job":${canonicalJob(entry.spec)}}\n`
+    `"secret_refs":${JSON.stringify(entry.secretRefs)},"job":${canonicalJob(entry.spec)}${notifiers}}\n`
   );
 }
 

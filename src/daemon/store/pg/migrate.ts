@@ -10,10 +10,11 @@ import type { Migration } from '../migrations/migration.js';
 import { SchemaTooNewError } from '../migrations.js';
 import { pg001Init } from './001_init.js';
 import { pg002Commands } from './002_commands.js';
+import { pg003Notifications } from './003_notifications.js';
 import { ident } from './connect.js';
 
 /** Every PostgreSQL migration, ascending by version. */
-export const PG_MIGRATIONS: readonly Migration[] = [pg001Init, pg002Commands];
+export const PG_MIGRATIONS: readonly Migration[] = [pg001Init, pg002Commands, pg003Notifications];
 
 /**
  * Creates the schema if needed and applies the pending migrations; returns

@@ -154,7 +154,10 @@ export interface JobJson {
 
 export interface JobDetailJson extends JobJson {
   policy: Record<string, unknown>;
-  request: { method: string; url: string; headers: Record<string, string> };
+  /** An HTTP job's request (absent for command jobs). */
+  request?: { method: string; url: string; headers: Record<string, string> };
+  /** A command job's argv and environment names (SPEC §11). */
+  command?: { argv: string[]; env: string[]; env_from_secrets: string[] };
   signed: boolean;
 }
 

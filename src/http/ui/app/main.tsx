@@ -13,6 +13,7 @@ import { connectLive, useLiveStatus } from './live.js';
 import { JobPage } from './pages/job.js';
 import { JobsPage } from './pages/jobs.js';
 import { LoginPage } from './pages/login.js';
+import { NotificationsPage } from './pages/notifications.js';
 import { OverviewPage } from './pages/overview.js';
 import { RunPage } from './pages/run.js';
 import { Link, match, navigate, useLocation } from './router.js';
@@ -39,6 +40,13 @@ function Header({ session, onLogout }: { session: SessionState; onLogout: () => 
         >
           Jobs
         </a>
+        <a
+          href="/notifications"
+          aria-current={current('/notifications') ? 'page' : undefined}
+          onClick={(e) => (e.preventDefault(), navigate('/notifications'))}
+        >
+          Notifications
+        </a>
       </nav>
       <div class="status">
         <span class={`live ${live ? 'on' : 'off'}`} role="status">
@@ -62,6 +70,7 @@ function Page() {
   if (match('/jobs', path)) return <JobsPage />;
   if ((m = match('/jobs/:app/:job', path))) return <JobPage app={m['app']!} job={m['job']!} />;
   if ((m = match('/runs/:id', path))) return <RunPage id={m['id']!} />;
+  if (match('/notifications', path)) return <NotificationsPage />;
   return (
     <main>
       <h1>Not found</h1>

@@ -3,7 +3,7 @@
  * marked, run history with an outcome filter, a timeline, a duration chart,
  * and the actions `Run now`, a delayed run, `Pause` / `Resume`.
  */
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { describeSchedule } from '../../../../contract/schedule/describe.js';
 import {
   get,
@@ -89,24 +89,42 @@ function Policy({ job }: { job: JobDetailJson }) {
       <dd>
         {p.jitter.stable_seconds} s stable, {p.jitter.random_seconds} s random
       </dd>
-      <dt>Request</dt>
-      <dd>
-        <code>
-          {job.request.method} {job.request.url}
-        </code>
-        {job.signed ? ' (signed)' : ' (not signed)'}
-        {Object.keys(job.request.headers).length > 0 && (
-          <ul class="plain">
-            {Object.entries(job.request.headers).map(([k, v]) => (
-              <li key={k}>
-                <code>
-                  {k}: {v}
-                </code>
-              </li>
-            ))}
-          </ul>
-        )}
-      </dd>
+      {job.request && (
+        <>
+          <dt>Request</dt>
+          <dd>
+            <code>
+              {job.request.method} {job.request.url}
+            </code>
+            {job.signed ? ' (signed)' : ' (not signed)'}
+            {Object.keys(job.request.headers).length > 0 && (
+              <ul class="plain">
+                {Object.entries(job.request.headers).map(([k, v]) => (
+                  <li key={k}>
+                    <code>
+                      {k}: {v}
+                    </code>
+                  </li>
+                ))}
+              </ul>
+            )}
+          </dd>
+        </>
+      )}
+      {job.command && (
+        <>
+          <dt>Command</dt>
+          <dd>
+            <code>{job.command.argv.join(' ')}</code>
+            {job.command.env.length + job.command.env_from_secrets.length > 0 && (
+              <p class="muted">
+                Environment: {[...job.command.env, ...job.command.env_from_secrets].join(', ')}
+                {job.command.env_from_secrets.length > 0 && ' (secret values are never shown)'}
+              </p>
+            )}
+          </dd>
+        </>
+      )}
     </dl>
   );
 }
@@ -150,6 +168,16 @@ function NextFiresTable({ next }: { next: NextFires }) {
   );
 }
 
+const PHASE_RANK = { queued: 0, running: 1, ended: 2 } as const;
+
+/** The later of two views of one run (a run only moves forward: queued → running → ended). */
+function newer(a: RunJson | undefined, b: RunJson): RunJson {
+  if (!a) return b;
+  if (PHASE_RANK[a.phase] !== PHASE_RANK[b.phase])
+    return PHASE_RANK[a.phase] > PHASE_RANK[b.phase] ? a : b;
+  return a.attempts > b.attempts ? a : b;
+}
+
 export function JobPage({ app, job }: { app: string; job: string }) {
   const base = `/api/v1/jobs/${seg(app)}/${seg(job)}`;
   const [outcome, setOutcome] = useState<Outcome | ''>('');
@@ -157,17 +185,20 @@ export function JobPage({ app, job }: { app: string; job: string }) {
   const [delay, setDelay] = useState('5');
   const detail = useLoad(() => get<JobDetailJson>(base), [base]);
   const next = useLoad(() => get<NextFires>(`${base}/next?count=10`), [base]);
+  // a list fetched while a live event was on its way must not put a run back to an older phase
+  const seen = useRef(new Map<string, RunJson>()).current;
+  const fresh = (rs: RunJson[]) => rs.map((r) => newer(seen.get(r.id), r));
   const runs = useLoad(
     () =>
       get<{ runs: RunJson[] }>(
         `/api/v1/runs?app=${seg(app)}&job=${seg(job)}&limit=100${outcome ? `&outcome=${outcome}` : ''}`,
-      ).then((r) => r.runs),
+      ).then((r) => fresh(r.runs)),
     [app, job, outcome],
   );
   const all = useLoad(
     () =>
-      get<{ runs: RunJson[] }>(`/api/v1/runs?app=${seg(app)}&job=${seg(job)}&limit=100`).then(
-        (r) => r.runs,
+      get<{ runs: RunJson[] }>(`/api/v1/runs?app=${seg(app)}&job=${seg(job)}&limit=100`).then((r) =>
+        fresh(r.runs),
       ),
     [app, job],
   );
@@ -176,9 +207,10 @@ export function JobPage({ app, job }: { app: string; job: string }) {
       return (detail.reload(), runs.reload(), all.reload());
     if (e.type === 'job' && e.app === app && e.job === job) return detail.reload();
     if (e.type !== 'run' || e.run.app !== app || e.run.job !== job) return;
+    seen.set(e.run.id, newer(seen.get(e.run.id), e.run));
     const upsert = (rs: RunJson[]) => {
       const i = rs.findIndex((r) => r.id === e.run.id);
-      if (i >= 0) return rs.map((r) => (r.id === e.run.id ? e.run : r));
+      if (i >= 0) return rs.map((r) => (r.id === e.run.id ? newer(r, e.run) : r));
       return [e.run, ...rs];
     };
     all.set(upsert);
@@ -200,7 +232,8 @@ export function JobPage({ app, job }: { app: string; job: string }) {
         kind: a.admission === 'skipped' || a.admission === 'queue_full' ? 'error' : 'ok',
         text: admissionText(a),
       });
-      all.set((rs) => (rs.some((r) => r.id === a.run.id) ? rs : [a.run, ...rs]));
+      const known = newer(seen.get(a.run.id), a.run);
+      all.set((rs) => (rs.some((r) => r.id === a.run.id) ? rs : [known, ...rs]));
       runs.reload();
     });
   const setPaused = (paused: boolean) =>

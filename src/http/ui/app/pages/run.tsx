@@ -6,7 +6,15 @@
  * (confirmed first) or `Replay`.
  */
 import { useState } from 'preact/hooks';
-import { apiPaths, get, post, seg, type Admission, type RunJson } from '../api.js';
+import {
+  apiPaths,
+  get,
+  post,
+  seg,
+  type Admission,
+  type JobDetailJson,
+  type RunJson,
+} from '../api.js';
 import { ConfirmButton, errorText, Notice, OutcomeBadge, useLoad, When } from '../components.js';
 import { duration, runDuration } from '../format.js';
 import { useLive } from '../live.js';
@@ -44,15 +52,17 @@ function CommandOutput({ run }: { run: RunJson }) {
 export function RunPage({ id }: { id: string }) {
   const path = `/api/v1/runs/${seg(id)}`;
   const run = useLoad(() => get<RunJson>(path), [path]);
-  const sent = useLoad(() => get<SentRequest>(`${path}/request`).catch(() => null), [path]);
-  const zone = useLoad(async () => {
+  // the job says what the run did: an HTTP job sent a request, a command job captured output;
+  // asking for the other one would only answer 404
+  const detail = useLoad(async () => {
     const r = run.data;
     if (!r) return null;
-    const j = await get<{ timezone: string }>(`/api/v1/jobs/${seg(r.app)}/${seg(r.job)}`).catch(
-      () => null,
-    );
-    return j?.timezone ?? 'UTC';
+    return get<JobDetailJson>(`/api/v1/jobs/${seg(r.app)}/${seg(r.job)}`).catch(() => null);
   }, [run.data?.app, run.data?.job]);
+  const sent = useLoad(async () => {
+    if (!detail.data?.request) return null;
+    return get<SentRequest>(`${path}/request`).catch(() => null);
+  }, [path, detail.data]);
   const [notice, setNotice] = useState<{
     kind: 'ok' | 'error';
     text: preact.ComponentChildren;
@@ -62,7 +72,7 @@ export function RunPage({ id }: { id: string }) {
     if (e.type === 'run' && e.run.id === id) run.set(() => e.run);
   });
   const r = run.data;
-  const tz = zone.data ?? 'UTC';
+  const tz = detail.data?.timezone ?? 'UTC';
   const cancel = async () => {
     try {
       const res = await post<{ run: RunJson }>(`${path}/cancel`);
@@ -244,7 +254,7 @@ export function RunPage({ id }: { id: string }) {
           <p class="muted">{sent.data.note}</p>
         </section>
       )}
-      <CommandOutput run={r} />
+      {detail.data?.command && <CommandOutput run={r} />}
     </main>
   );
 }

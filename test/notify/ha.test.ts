@@ -1,0 +1,99 @@
+/**
+ * Notifications in high availability (SPEC §10, §12), two replicas on a real
+ * PostgreSQL (a schema for this file): only the leader notifies, each event
+ * once; the grouping state lives in the store, so after a handover the new
+ * leader sends the recovery of a failure the old leader notified.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startDaemon, type DaemonHandle } from '../../src/http/serve.js';
+import { dropSchema, PG_URL, schemaName, withSchema } from '../helpers/pg.js';
+import { until } from '../helpers/serve.js';
+import { startSink, type Sink } from '../helpers/sink.js';
+
+let app: Sink;
+let hook: Sink;
+let a: DaemonHandle | undefined;
+let b: DaemonHandle | undefined;
+const schema = schemaName('notify_ha');
+const dir = mkdtempSync(join(tmpdir(), 'cronix-notify-ha-'));
+
+beforeAll(async () => {
+  app = await startSink(() => ({ status: 500 }));
+  hook = await startSink(() => ({ status: 200 }));
+  writeFileSync(
+    join(dir, 'm.json'),
+    JSON.stringify({
+      version: 1,
+      app: 'ha',
+      notifiers: { chat: { type: 'webhook', url: `${hook.url}/hook` } },
+      jobs: [
+        {
+          name: 'job',
+          schedule: '0 0 1 1 *',
+          request: { url: `${app.url}/job` },
+          policy: {
+            concurrency: 'Allow',
+            retries: { max_attempts: 1, min_seconds: 0, max_seconds: 1 },
+          },
+          auth: { secret_refs: ['env:S'] },
+          notify: [{ to: 'chat' }],
+        },
+      ],
+    }),
+  );
+});
+afterAll(async () => {
+  await b?.stop(500);
+  await a?.stop(500);
+  await app.close();
+  await hook.close();
+  await dropSchema(schema);
+});
+
+const start = (replica: string): Promise<DaemonHandle> =>
+  startDaemon({
+    manifests: [join(dir, 'm.json')],
+    dataDir: join(dir, replica),
+    listen: '127.0.0.1:0',
+    env: { S: 'ha-secret-0123456789' },
+    store: withSchema(PG_URL, schema),
+    replicaId: replica,
+    leaseSeconds: 3,
+    noAuth: true,
+  });
+const role = async (d: DaemonHandle): Promise<string> =>
+  ((await (await fetch(`${d.url}/api/v1/cluster`)).json()) as { self: { role: string } }).self.role;
+const trigger = (d: DaemonHandle) =>
+  fetch(`${d.url}/api/v1/jobs/ha/job/trigger`, { method: 'POST' }).then((r) => r.status);
+const events = () => hook.requests.map((r) => (JSON.parse(r.bodyText) as { event: string }).event);
+
+it('only the leader notifies, each event once; the next leader sends the recovery', async () => {
+  a = await start('a');
+  await until(async () => ((await role(a!)) === 'leader' ? true : undefined));
+  b = await start('b');
+  // two failures, triggered on the standby (forwarded to the leader): one grouped message
+  expect(await trigger(b)).toBe(202);
+  expect(await trigger(b)).toBe(202);
+  await until(() => (hook.requests.length >= 1 ? true : undefined));
+  await new Promise((r) => setTimeout(r, 1500)); // no second message from either replica
+  expect(events()).toEqual(['failed']);
+  // the leader leaves; b leads and sees the open group in the store
+  await a.stop(500);
+  a = undefined;
+  await until(async () => ((await role(b!)) === 'leader' ? true : undefined), 10_000);
+  app.setScript(() => ({ status: 200 }));
+  await until(async () => ((await trigger(b!)) === 202 ? true : undefined));
+  await until(() => (hook.requests.length >= 2 ? true : undefined));
+  await new Promise((r) => setTimeout(r, 1500));
+  expect(events()).toEqual(['failed', 'recovered']);
+  const listed = (await (await fetch(`${b.url}/api/v1/notifications`)).json()) as {
+    notifications: { event: string; status: string; count: number }[];
+  };
+  expect(listed.notifications.map((n) => [n.event, n.status, n.count])).toEqual([
+    ['recovered', 'delivered', 2],
+    ['failed', 'delivered', 1],
+  ]);
+}, 60_000);
