@@ -25,7 +25,7 @@ function manifests(count: number, url: string, schedule: (i: number) => string):
         schedule: schedule(i),
         request: { url: `${url}/j${i}` },
         policy: { concurrency: 'Allow', retries: { max_attempts: 1 } },
-        auth: { secret_refs: ['raw:bench'] },
+        auth: { secret_refs: ['raw:bench-secret-0123456789'] },
       });
     }
     const r = parseManifest({ version: 1, app: `app${m}`, jobs });
@@ -76,7 +76,12 @@ export async function benchIdle(n = 100_000, idleSeconds = 20): Promise<IdleRow>
   );
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  while (!out.includes('"event":"listening"')) await new Promise((r) => setTimeout(r, 100));
+  let exited = false;
+  child.on('exit', () => (exited = true));
+  while (!out.includes('"event":"listening"')) {
+    if (exited) throw new Error(`cronix serve exited before listening: ${out.slice(-400)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
   const startupSeconds = (Date.now() - started) / 1000;
   await new Promise((r) => setTimeout(r, 3000)); // let start-up garbage settle
   const ticks = (): number => {

@@ -157,14 +157,14 @@ export async function runOnce(
   await sinkDone;
   clearInterval(poll);
   rss = Math.max(rss, peakRssMb(child.pid ?? 0));
-  child.kill('SIGTERM');
-  await new Promise((r) => {
-    child.on('exit', r);
-    setTimeout(() => {
-      child.kill('SIGKILL');
-      r(undefined);
-    }, 10_000).unref();
-  });
+  // a peer may have exited on its own already (its 'exit' then never fires again)
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
   rmSync(dir, { recursive: true, force: true });
   if (readyAt === 0 || readyAt > t - 100)
     throw new Error(

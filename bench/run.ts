@@ -222,27 +222,20 @@ async function main(): Promise<void> {
       process.exit(2);
     }
   const names = wanted.length > 0 ? wanted : Object.keys(SECTIONS);
-  const fresh = new Map<string, string[]>();
+  const out = fileURLToPath(new URL('../BENCHMARKS.md', import.meta.url));
+  // the file is written after each section, so a later failure keeps what was measured
+  const sections: string[][] =
+    wanted.length === 0 || !existsSync(out) ? [header()] : splitSections(readFileSync(out, 'utf8'));
+  sections[0] = header();
   for (const name of names) {
     console.log(`${name}…`);
     const lines = await SECTIONS[name]!();
     console.log(lines.join('\n'));
-    fresh.set(name, lines);
+    const i = sections.findIndex((s) => s[0] === lines[0]);
+    if (i >= 0) sections[i] = lines;
+    else sections.push(lines);
+    writeFileSync(out, `${sections.map((s) => s.join('\n')).join('\n\n')}\n`);
   }
-  const out = fileURLToPath(new URL('../BENCHMARKS.md', import.meta.url));
-  let sections: string[][];
-  if (wanted.length === 0 || !existsSync(out)) {
-    sections = [header(), ...names.map((n) => fresh.get(n) ?? [])];
-  } else {
-    sections = splitSections(readFileSync(out, 'utf8'));
-    sections[0] = header();
-    for (const lines of fresh.values()) {
-      const i = sections.findIndex((s) => s[0] === lines[0]);
-      if (i >= 0) sections[i] = lines;
-      else sections.push(lines);
-    }
-  }
-  writeFileSync(out, `${sections.map((s) => s.join('\n')).join('\n\n')}\n`);
 }
 
 await main();
