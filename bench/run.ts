@@ -102,11 +102,14 @@ async function dispatchSection(): Promise<string[]> {
     2,
     pgAnswers ? PG_URL : undefined,
   );
+  /** The worst run's p99 over the floor of that same run. */
   const ratio = (system: string, n: number): number => {
     const at = rows.filter((r) => r.n === n);
-    const floor = Math.min(...at.filter((r) => r.system.startsWith('floor')).map((r) => r.p99));
-    const mine = at.filter((r) => r.system === system).map((r) => r.p99);
-    return Math.max(...mine) / floor;
+    const floor = (run: number) =>
+      Math.min(
+        ...at.filter((r) => r.run === run && r.system.startsWith('floor')).map((r) => r.p99),
+      );
+    return Math.max(...at.filter((r) => r.system === system).map((r) => r.p99 / floor(r.run)));
   };
   const peersBeaten = (system: string, n: number): boolean => {
     const at = rows.filter((r) => r.n === n);

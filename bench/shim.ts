@@ -68,7 +68,7 @@ export async function benchShimOverhead(n = 40): Promise<OverheadRow[]> {
       job: parsed.manifest.jobs[0],
     }),
   );
-  const env = { PATH: process.env['PATH'], CRON_SECRET: 'bench-secret' };
+  const env = { PATH: process.env['PATH'], CRON_SECRET: 'bench-secret-0123456789abcdef' };
 
   const shim: number[] = [];
   const curl: number[] = [];
@@ -94,7 +94,8 @@ export async function benchShimOverhead(n = 40): Promise<OverheadRow[]> {
       ],
       env,
     );
-    if (s.code !== 0) throw new Error(`shim exited ${s.code}`);
+    if (s.code !== 0)
+      throw new Error(`shim exited ${s.code} (run it by hand with the same flags to see why)`);
     if (!warm) shim.push(arrival - s.start);
     const c = await spawnTimed('curl', ['-s', '-o', '/dev/null', '-X', 'POST', url]);
     if (!warm) curl.push(arrival - c.start);
