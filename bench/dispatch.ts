@@ -39,8 +39,16 @@ interface System {
   ready: RegExp;
 }
 
+/** Extra node flags of the measured process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
+const profileArgs = (): string[] =>
+  (process.env['CRONIX_BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+
 const node = (file: string, args: string[]): ChildProcess =>
-  spawn(process.execPath, [join(HERE, file), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  spawn(
+    process.execPath,
+    [...(file === 'sink.mjs' ? [] : profileArgs()), join(HERE, file), ...args],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
 
 function cronixSystem(name: string, storeUrl?: string): System {
   return {
@@ -65,8 +73,7 @@ function cronixSystem(name: string, storeUrl?: string): System {
         writeFileSync(file, JSON.stringify({ version: 1, app: `app${m}`, jobs }));
         files.push(file);
       }
-      // CRONIX_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the daemon
-      const nodeArgs = (process.env['CRONIX_BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+      const nodeArgs = profileArgs();
       return spawn(
         process.execPath,
         [

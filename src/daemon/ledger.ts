@@ -22,6 +22,11 @@ export const GROUP_COMMIT_MS = 25;
 export const FIRST_CHUNK = 200;
 /** Ops per transaction after the first. */
 export const CHUNK = 2000;
+/**
+ * Longest a run-end write is held back while {@link LedgerOptions.holdLazy} says a burst of
+ * requests is still leaving: the burst goes out first, its ends are written right after.
+ */
+export const MAX_LAZY_HOLD_MS = 2000;
 /** Backoff between retries of a failed write: from 100 ms, doubling, at most this. */
 export const MAX_RETRY_DELAY_MS = 5000;
 
@@ -41,6 +46,12 @@ export interface LedgerOptions {
    */
   isFatal?(err: Error): boolean;
   onFatal?(err: Error): void;
+  /**
+   * Whether lazy writes (run ends) should wait a little longer: true while a burst of requests
+   * is being sent, whose sending a synchronous commit would hold up. Never longer than
+   * {@link MAX_LAZY_HOLD_MS}; an urgent write takes every pending write with it.
+   */
+  holdLazy?(): boolean;
 }
 
 /** The ordered, grouped, retrying writer. */
@@ -50,6 +61,8 @@ export class Ledger {
   private urgentQueued = false;
   private flushing: Promise<void> | undefined;
   private idleSince = true;
+  /** When the oldest lazy write still waiting was submitted (ms, monotonic), or null. */
+  private lazySince: number | null = null;
   private fatal: Error | null = null;
 
   constructor(
@@ -90,12 +103,25 @@ export class Ledger {
       this.lazyTimer = undefined;
       setImmediate(() => this.start());
     } else if (!this.lazyTimer && !this.urgentQueued) {
-      this.lazyTimer = setTimeout(() => this.start(), GROUP_COMMIT_MS);
+      this.lazySince ??= performance.now();
+      this.lazyTimer = setTimeout(() => this.lazyDue(), GROUP_COMMIT_MS);
     }
+  }
+
+  private lazyDue(): void {
+    this.lazyTimer = undefined;
+    const since = this.lazySince ?? performance.now();
+    if (this.options.holdLazy?.() && performance.now() - since < MAX_LAZY_HOLD_MS) {
+      this.lazyTimer = setTimeout(() => this.lazyDue(), GROUP_COMMIT_MS);
+      return;
+    }
+    this.start();
   }
 
   private start(): void {
     this.urgentQueued = false;
+    this.lazySince = null;
+    clearTimeout(this.lazyTimer);
     this.lazyTimer = undefined;
     if (this.flushing || this.pending.length === 0) return;
     this.flushing = this.flush().finally(() => {

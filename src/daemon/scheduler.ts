@@ -113,6 +113,8 @@ export class Scheduler implements SchedulerCore {
   private readonly inflight = new Set<Promise<void>>();
   private generation = 0;
   private stopping = false;
+  /** True while a turn's planned runs are being launched, slice by slice. */
+  private launching = false;
 
   constructor(readonly deps: SchedulerDeps) {
     this.events = deps.events ?? new DaemonEmitter();
@@ -124,6 +126,8 @@ export class Scheduler implements SchedulerCore {
       },
       isFatal: (err) => err.name === 'FencedError',
       onFatal: (err) => this.events.emit('fenced', { reason: err.message }),
+      // a burst's requests leave before its ends are committed (a commit blocks the loop)
+      holdLazy: () => this.launching || (deps.transport.backlog?.() ?? 0) > 0,
     });
     this.retention = new Retention(deps.store, this.events, deps.retentionMs, (before) =>
       deps.commands?.logs.sweep(before, async (id) => (await deps.store.getRun(id)) !== null),
@@ -325,9 +329,13 @@ export class Scheduler implements SchedulerCore {
     const work: Promise<unknown>[] = [];
     const checkpoints = new Map<string, LedgerOp>();
     let due = 0;
+    let launched = 0;
     for (const item of items) {
       if (item.kind === 'launch') {
         this.launchPlanned(item.runId);
+        // let the responses of the runs already sent in (and the next requests out) between
+        // slices: a burst of 10,000 launches in one turn would hold every reply back
+        if (++launched % LAUNCH_SLICE === 0) await this.yieldLaunching();
         continue;
       }
       if (item.kind === 'delayed') {
@@ -367,6 +375,16 @@ export class Scheduler implements SchedulerCore {
     work.push(this.ledger.submit([...checkpoints.values()], false));
     this.events.emit('tick', { now, due });
     await Promise.all(work);
+  }
+
+  /** One turn of the event loop in the middle of a burst of launches. */
+  private async yieldLaunching(): Promise<void> {
+    this.launching = true;
+    try {
+      await new Promise((r) => setImmediate(r));
+    } finally {
+      this.launching = false;
+    }
   }
 
   /**
@@ -753,6 +771,9 @@ function withLeadership(
 
 /** Fires due within this are planned ahead: their rows recorded before their instant. */
 export const PLAN_AHEAD_MS = 1500;
+
+/** Planned runs launched per turn of the event loop when many are due at once. */
+export const LAUNCH_SLICE = 100;
 
 /** A fire that comes due later than this went through downtime (SPEC §9 item 5). */
 export const LATE_MS = 60_000;

@@ -87,6 +87,12 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
         return { kind: 'network-error', message: describeError(err) };
       }
     },
+    backlog() {
+      let waiting = 0;
+      for (const agent of [httpAgent, httpsAgent])
+        for (const queue of Object.values(agent?.requests ?? {})) waiting += queue?.length ?? 0;
+      return waiting;
+    },
     close() {
       httpAgent?.destroy();
       httpsAgent?.destroy();

@@ -35,6 +35,8 @@ export type TransportResult =
 /** Sends one attempt. Redirects are not followed; the body read is capped. */
 export interface Transport {
   send(request: TransportRequest, options: SendOptions): Promise<TransportResult>;
+  /** Requests handed to `send` that are still waiting for a connection (a burst's backlog). */
+  backlog?(): number;
   /** Closes pooled connections. */
   close?(): Promise<void>;
 }

@@ -32,13 +32,33 @@ export interface HubOptions {
   maxPending?: number;
 }
 
-interface HubEvent {
-  seq: number;
-  event: 'run' | 'job' | 'jobs';
-  app: string | null;
-  job: string | null;
+/**
+ * One event in the ring. Its SSE text is built on first use (a client receives or replays
+ * it): a burst of 10,000 runs with nobody watching costs no serialization. Run records are
+ * never mutated once emitted (every change makes a new record), so the text is the same
+ * whenever it is built.
+ */
+class HubEvent {
+  #text: string | undefined;
+
+  constructor(
+    readonly seq: number,
+    readonly event: 'run' | 'job' | 'jobs',
+    readonly app: string | null,
+    readonly job: string | null,
+    private data: (() => unknown) | null,
+    private readonly boot: string,
+  ) {}
+
   /** The encoded SSE message. */
-  text: string;
+  get text(): string {
+    if (this.#text === undefined) {
+      const data = JSON.stringify((this.data as () => unknown)());
+      this.#text = `id: ${this.boot}.${this.seq}\nevent: ${this.event}\ndata: ${data}\n\n`;
+      this.data = null;
+    }
+    return this.#text;
+  }
 }
 
 /** What one client wants: everything, or one app / one job. */
@@ -77,12 +97,12 @@ export class EventHub {
       this.off.push(() => events.off(name, fn as never));
     };
     const run = (change: string) => (r: RunRecord) =>
-      this.publish('run', r.app, r.job, { change, run: runJson(r) });
+      this.publish('run', r.app, r.job, () => ({ change, run: runJson(r) }));
     on('run-recorded', run('recorded'));
     on('run-started', run('started'));
     on('run-ended', run('ended'));
-    on('job-paused', (e) => this.publish('job', e.app, e.job, e));
-    on('reloaded', (e) => this.publish('jobs', null, null, e));
+    on('job-paused', (e) => this.publish('job', e.app, e.job, () => e));
+    on('reloaded', (e) => this.publish('jobs', null, null, () => e));
     this.heartbeat = setInterval(() => this.broadcast(': ping\n\n'), options.heartbeatMs ?? 15_000);
     this.heartbeat.unref();
   }
@@ -92,13 +112,16 @@ export class EventHub {
     return this.clients.size;
   }
 
-  private publish(event: HubEvent['event'], app: string | null, job: string | null, data: unknown) {
-    const seq = ++this.seq;
-    const text = `id: ${this.boot}.${seq}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-    const e: HubEvent = { seq, event, app, job, text };
+  private publish(
+    event: HubEvent['event'],
+    app: string | null,
+    job: string | null,
+    data: () => unknown,
+  ) {
+    const e = new HubEvent(++this.seq, event, app, job, data, this.boot);
     this.ring.push(e);
     if (this.ring.length > this.bufferSize) this.ring.shift();
-    for (const c of this.clients) if (matches(c.filter, e)) this.send(c, text);
+    for (const c of this.clients) if (matches(c.filter, e)) this.send(c, e.text);
   }
 
   private broadcast(text: string): void {

@@ -135,3 +135,47 @@ it('after a crash: a restart before the instant takes the planned run back; afte
     daemon = undefined;
   }
 });
+
+it('a burst of planned runs is launched slice by slice: the event loop turns between slices', async () => {
+  const { LAUNCH_SLICE } = await import('../../src/daemon/scheduler.js');
+  const n = 1000;
+  const clock = new ManualClock(T0);
+  const burst = Array.from({ length: n / 250 }, (_, m) =>
+    manifest(
+      `burst${m}`,
+      Array.from({ length: 250 }, (_, i) => ({
+        name: `j${i}`,
+        schedule: '* * * * *',
+        request: { url: `${sink.url}/burst` },
+        policy: { concurrency: 'Allow', retries: { max_attempts: 1 } },
+      })),
+    ),
+  );
+  daemon = await startTestDaemon(clock, burst);
+  await clock.advance(29_000);
+  await settle(20);
+  expect(await daemon.store.runningRuns()).toHaveLength(n);
+  // count the turns of the event loop while the burst is launched
+  let turn = 0;
+  let ticking = true;
+  const tick = (): void => {
+    turn += 1;
+    if (ticking) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const perTurn = new Map<number, number>();
+  daemon.scheduler.events.on('run-started', () => perTurn.set(turn, (perTurn.get(turn) ?? 0) + 1));
+  await clock.advance(1000);
+  await daemon.waitEnded(n, 30_000);
+  ticking = false;
+  expect([...perTurn.values()].reduce((a, b) => a + b, 0)).toBe(n);
+  // no turn launches more than a slice, a small part of the burst
+  expect(Math.max(...perTurn.values())).toBeLessThanOrEqual(Math.min(LAUNCH_SLICE, n / 4));
+  expect(perTurn.size).toBeGreaterThanOrEqual(n / LAUNCH_SLICE);
+  expect(daemon.ended.filter((r) => r.outcome === 'success')).toHaveLength(n);
+  // and every end is durable
+  for (let m = 0; m < n / 250; m++) {
+    const rows = await daemon.store.listRuns({ app: `burst${m}`, limit: 250 });
+    expect(rows.filter((r) => r.phase === 'ended' && r.outcome === 'success')).toHaveLength(250);
+  }
+});
