@@ -63,6 +63,8 @@ export async function benchIdle(n = 100_000, idleSeconds = 20): Promise<IdleRow>
   const child = spawn(
     process.execPath,
     [
+      // CRONIX_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the daemon
+      ...(process.env['CRONIX_BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean),
       CLI,
       'serve',
       ...files,

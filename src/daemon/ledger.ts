@@ -26,7 +26,7 @@ export const CHUNK = 2000;
  * Longest a run-end write is held back while {@link LedgerOptions.holdLazy} says a burst of
  * requests is still leaving: the burst goes out first, its ends are written right after.
  */
-export const MAX_LAZY_HOLD_MS = 2000;
+export const MAX_LAZY_HOLD_MS = 5000;
 /** Backoff between retries of a failed write: from 100 ms, doubling, at most this. */
 export const MAX_RETRY_DELAY_MS = 5000;
 
