@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseManifest } from '../src/contract/manifest/index.js';
 import type { Manifest } from '../src/contract/manifest/types.js';
+import { profileArgs } from './dispatch.js';
 
 const CLI = fileURLToPath(new URL('../dist/bin/cronix.mjs', import.meta.url));
 
@@ -63,8 +64,7 @@ export async function benchIdle(n = 100_000, idleSeconds = 20): Promise<IdleRow>
   const child = spawn(
     process.execPath,
     [
-      // CRONIX_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the daemon
-      ...(process.env['CRONIX_BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean),
+      ...profileArgs(),
       CLI,
       'serve',
       ...files,

@@ -40,7 +40,7 @@ interface System {
 }
 
 /** Extra node flags of the measured process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
-const profileArgs = (): string[] =>
+export const profileArgs = (): string[] =>
   (process.env['CRONIX_BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
 
 const node = (file: string, args: string[]): ChildProcess =>
