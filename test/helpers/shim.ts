@@ -78,6 +78,8 @@ export interface ShimRun {
 export interface ShimChild {
   child: ChildProcess;
   done: Promise<ShimRun>;
+  /** Everything the shim has written to stdout so far (collected from spawn on). */
+  stdout: () => string;
 }
 
 /** Spawns `cronix trigger <target> ...args` with `env` on top of a clean environment. */
@@ -118,7 +120,7 @@ export function startTrigger(
       resolve({ code, signal, stdout, stderr, lines, spawnedAtPerf });
     });
   });
-  return { child, done };
+  return { child, done, stdout: () => stdout };
 }
 
 /** Runs a shim to completion. */

@@ -48,16 +48,17 @@ const output = (run: ShimRun, stream = 'stdout'): string[] =>
     .map((l) => String(l['msg']));
 const terminal = (run: ShimRun): Record<string, unknown> | undefined => run.lines.at(-1);
 
-/** The run id of a started shim, from its first log line. */
+/**
+ * The run id of a started shim, from its first log line. Reads the output the helper collected
+ * from spawn on: a listener attached here would miss lines written before this call.
+ */
 async function runIdOf(shim: ReturnType<typeof startShim>): Promise<string> {
-  let out = '';
-  shim.child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  for (let i = 0; i < 200; i++) {
-    const m = /"run_id":"([0-9a-f-]{36})"/.exec(out);
+  for (let i = 0; i < 400; i++) {
+    const m = /"run_id":"([0-9a-f-]{36})"/.exec(shim.stdout());
     if (m) return m[1] as string;
     await new Promise((r) => setTimeout(r, 25));
   }
-  throw new Error(`no run id in ${out}`);
+  throw new Error(`no run id in ${shim.stdout().slice(0, 2000)}`);
 }
 
 describe('cronix trigger: command jobs', () => {
