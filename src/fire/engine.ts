@@ -13,7 +13,8 @@ import type { Clock, Transport } from './types.js';
 
 export type { FireInput } from './attempt.js';
 export type { CommandDeps } from './command-attempt.js';
-export { attemptHeaders, requestTarget } from './http-attempt.js';
+export { attemptHeaders } from './http-attempt.js';
+export { requestTarget } from './url-target.js';
 
 /** Held for one attempt: released before the backoff sleep, re-taken for the next attempt. */
 export interface AttemptHold {

@@ -12,14 +12,9 @@ import { sign } from '../contract/signature.js';
 import type { AttemptCall, AttemptEnd, FireInput } from './attempt.js';
 import { traceparent } from './ids.js';
 import type { Clock, Transport, TransportRequest, TransportResult } from './types.js';
+import { requestTarget } from './url-target.js';
 
 const INJECTED = new Set(Object.values(TRIGGER_HEADERS).map((h) => h.toLowerCase()));
-
-/** The request target (`path?query`) exactly as the transport sends it. */
-export function requestTarget(url: string): string {
-  const u = new URL(url);
-  return `${u.pathname}${u.search}`;
-}
 
 /** Headers of one attempt: static headers first, then the injected ones, which win. */
 export function attemptHeaders(

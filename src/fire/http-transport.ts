@@ -11,6 +11,7 @@ import http from 'node:http';
 import type https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import type { SendOptions, Transport, TransportRequest, TransportResult } from './types.js';
+import { urlTarget, type UrlTarget } from './url-target.js';
 
 /** Options of {@link createHttpTransport}. */
 export interface HttpTransportOptions {
@@ -25,6 +26,9 @@ export interface HttpTransportOptions {
 
 /** Headers the transport owns: the body framing is computed from the body itself. */
 const FRAMING_HEADERS = new Set(['content-length', 'transfer-encoding']);
+
+/** Methods node sends without a body framing header when the body is empty. */
+const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT']);
 
 /** Longest single `setTimeout` delay node accepts; longer deadlines re-arm. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -47,41 +51,43 @@ function loadHttps(): Promise<HttpsModule> {
  * The transport owns its agents (one per protocol, created on first use): `close()` destroys
  * them and every connection they hold. The request's headers are sent as given, except
  * `Content-Length` / `Transfer-Encoding`, which the transport sets from the body
- * (`Content-Length` for a non-empty body; none for an empty one, where node itself adds
- * `Content-Length: 0` on methods that carry a body). Node also adds `Host` and `Connection`
- * when absent.
+ * (`Content-Length`, also `0` for an empty body on methods that may carry one; none on GET and
+ * the like). `Host` is added when absent; node adds `Connection`.
  */
 export function createHttpTransport(options: HttpTransportOptions = {}): Transport {
   const agentOptions: http.AgentOptions = { keepAlive: options.keepAlive ?? false };
   if (options.maxSockets !== undefined) agentOptions.maxSockets = options.maxSockets;
   let httpAgent: http.Agent | undefined;
   let httpsAgent: https.Agent | undefined;
+  let httpsLib: HttpsModule | undefined;
 
-  const agentFor = async (protocol: string): Promise<{ agent: http.Agent; lib: HttpLib }> => {
+  /** The agent and module of a protocol; `node:https` is loaded on its first use. */
+  const agentFor = (
+    protocol: string,
+  ): { agent: http.Agent; lib: HttpLib } | Promise<{ agent: http.Agent; lib: HttpLib }> => {
     if (protocol === 'http:') {
       httpAgent ??= new http.Agent(agentOptions);
       return { agent: httpAgent, lib: http };
     }
-    const lib = await loadHttps();
-    httpsAgent ??= new lib.Agent(agentOptions);
-    return { agent: httpsAgent, lib };
+    if (httpsAgent !== undefined && httpsLib !== undefined)
+      return { agent: httpsAgent, lib: httpsLib };
+    return loadHttps().then((lib) => {
+      httpsLib = lib;
+      httpsAgent ??= new lib.Agent(agentOptions);
+      return { agent: httpsAgent, lib };
+    });
   };
 
   return {
     async send(request, sendOptions) {
       if (sendOptions.signal?.aborted) return { kind: 'aborted' };
-      let url: URL;
+      const target = urlTarget(request.url);
+      if (typeof target === 'string') return { kind: 'network-error', message: target };
       try {
-        url = new URL(request.url);
-      } catch {
-        return { kind: 'network-error', message: 'invalid URL' };
-      }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-        return { kind: 'network-error', message: `unsupported URL scheme ${url.protocol}` };
-      }
-      try {
-        const { agent, lib } = await agentFor(url.protocol);
-        return await sendOnce(lib, agent, url, request, sendOptions);
+        // synchronous once the agent exists: sends reach the agent in the order they were made
+        const picked = agentFor(target.protocol);
+        const { agent, lib } = picked instanceof Promise ? await picked : picked;
+        return await sendOnce(lib, agent, target, request, sendOptions);
       } catch (err) {
         // Only reachable through a bug or an exotic runtime failure: keep the promise resolving.
         return { kind: 'network-error', message: describeError(err) };
@@ -104,7 +110,6 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
 /** The `request` function of `node:http` or `node:https`. */
 interface HttpLib {
   request(
-    url: URL,
     options: http.RequestOptions,
     callback: (res: http.IncomingMessage) => void,
   ): http.ClientRequest;
@@ -114,7 +119,7 @@ interface HttpLib {
 function sendOnce(
   lib: HttpLib,
   agent: http.Agent,
-  url: URL,
+  target: UrlTarget,
   request: TransportRequest,
   options: SendOptions,
 ): Promise<TransportResult> {
@@ -168,9 +173,17 @@ function sendOnce(
     if (settled) return;
 
     const body = Buffer.from(request.body, 'utf8');
-    const headers = framedHeaders(request.headers, body.length);
+    const requestOptions: http.RequestOptions = {
+      protocol: target.protocol,
+      hostname: target.hostname,
+      path: target.path,
+      method: request.method,
+      headers: rawHeaders(target, request, body.length),
+      agent,
+    };
+    if (target.port !== '') requestOptions.port = Number(target.port);
     try {
-      req = lib.request(url, { method: request.method, headers, agent }, (response) => {
+      req = lib.request(requestOptions, (response) => {
         res = response;
         response.on('error', (err) => settle(networkError(err, 'response body'), true));
         response.on('close', () => closedEarly('response body'));
@@ -202,19 +215,31 @@ function sendOnce(
 }
 
 /**
- * The request's headers minus any framing headers, plus `content-length` for a non-empty body.
- * Names keep their case; node sends them as given.
+ * The request's header block as node's flat raw list (`[name, value, …]`, written as given and
+ * validated by node, without a per-header `setHeader`): `Host` unless the request sets one, the
+ * request's headers minus any framing headers, and `content-length` (0 for an empty body of a
+ * method that may carry one, as node itself would send). Node adds `Connection` (keep-alive or
+ * close, from the agent). Names keep their case.
  */
-function framedHeaders(
-  given: Readonly<Record<string, string>>,
-  bodyBytes: number,
-): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(given)) {
-    if (!FRAMING_HEADERS.has(name.toLowerCase())) headers[name] = value;
+function rawHeaders(target: UrlTarget, request: TransportRequest, bodyBytes: number): string[] {
+  const given = request.headers;
+  const raw: string[] = [];
+  let host = false;
+  let authorization = false;
+  for (const name in given) {
+    const lower = name.toLowerCase();
+    if (FRAMING_HEADERS.has(lower)) continue;
+    if (lower === 'host') host = true;
+    else if (lower === 'authorization') authorization = true;
+    raw.push(name, given[name] as string);
   }
-  if (bodyBytes > 0) headers['content-length'] = String(bodyBytes);
-  return headers;
+  if (!host) raw.push('Host', target.host);
+  if (target.auth !== undefined && !authorization)
+    raw.push('Authorization', `Basic ${Buffer.from(target.auth).toString('base64')}`);
+  // as node does for a body-less end() of a method that may carry one: never chunked
+  if (bodyBytes > 0 || !BODYLESS_METHODS.has(request.method.toUpperCase()))
+    raw.push('content-length', String(bodyBytes));
+  return raw;
 }
 
 /**

@@ -35,7 +35,10 @@ export type TransportResult =
 /** Sends one attempt. Redirects are not followed; the body read is capped. */
 export interface Transport {
   send(request: TransportRequest, options: SendOptions): Promise<TransportResult>;
-  /** Requests handed to `send` that are still waiting for a connection (a burst's backlog). */
+  /**
+   * Requests handed to `send` that are still waiting for a connection (a burst's backlog). May
+   * still count, for a while, one that timed out or was aborted while it waited.
+   */
   backlog?(): number;
   /** Closes pooled connections. */
   close?(): Promise<void>;

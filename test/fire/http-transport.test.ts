@@ -127,6 +127,20 @@ describe('what the server receives', () => {
     expect(got?.headers['transfer-encoding']).toBeUndefined();
     expect(got?.body.length).toBe(0);
   });
+
+  it('keeps a Host header the request sets, and sends URL credentials as Basic authorization', async () => {
+    await transport.send(req('/vhost?a=1', { headers: { Host: 'billing.internal' } }), OPTS);
+    const withUser = `http://us%40er:p%3Ass@127.0.0.1:${sink.port}/auth`;
+    await transport.send({ method: 'GET', url: withUser, headers: {}, body: '' }, OPTS);
+    const [vhost, auth] = await sink.waitForRequests(2);
+    expect(vhost?.url).toBe('/vhost?a=1');
+    expect(vhost?.headers.host).toBe('billing.internal');
+    expect(auth?.headers.host).toBe(`127.0.0.1:${sink.port}`);
+    expect(auth?.headers.authorization).toBe(
+      `Basic ${Buffer.from('us@er:p:ss').toString('base64')}`,
+    );
+    expect(auth?.headers['content-length']).toBeUndefined(); // a GET without a body: no framing
+  });
 });
 
 describe('body cap', () => {
@@ -325,6 +339,39 @@ describe('connections', () => {
     expect(d1?.headers.connection).toBe('close');
     expect(d2?.remotePort).not.toBe(d1?.remotePort);
     expect(d2?.connectionId).not.toBe(d1?.connectionId);
+  });
+
+  it('maxSockets bounds the requests in flight; the rest wait in order, counted by backlog(), the deadline covering the wait', async () => {
+    const t = createHttpTransport({ keepAlive: true, maxSockets: 2 });
+    try {
+      sink.setScript((i) => (i < 2 ? { hang: true } : { status: 200, body: 'ok' }));
+      const first = new AbortController();
+      const waiting = new AbortController();
+      const sends = [0, 1].map((i) => t.send(req(`/b${i}`), { ...OPTS, signal: first.signal }));
+      // /b2 gives up while it waits (its deadline covers the wait); /b3 is cancelled waiting
+      const late = t.send(req('/b2'), { ...OPTS, timeoutMs: 100 });
+      const cancelled = t.send(req('/b3'), { ...OPTS, signal: waiting.signal });
+      const rest = [4, 5, 6].map((i) => t.send(req(`/b${i}`), OPTS));
+      await sink.waitForRequests(2);
+      expect(t.backlog?.()).toBe(5);
+      await expect(late).resolves.toEqual({ kind: 'timeout' });
+      waiting.abort();
+      await expect(cancelled).resolves.toEqual({ kind: 'aborted' });
+      // (node's agent drops a request that ended while waiting only when it reaches it)
+      await new Promise((r) => setTimeout(r, 50));
+      expect(sink.requests.map((r) => r.url)).toEqual(['/b0', '/b1']); // still only two
+      first.abort(); // the two hanging ones end: the waiting ones go, in order
+      expect((await Promise.all(sends)).map((r) => r.kind)).toEqual(['aborted', 'aborted']);
+      expect((await Promise.all(rest)).map((r) => r.kind)).toEqual([
+        'response',
+        'response',
+        'response',
+      ]);
+      expect(sink.requests.map((r) => r.url)).toEqual(['/b0', '/b1', '/b4', '/b5', '/b6']);
+      expect(t.backlog?.()).toBe(0);
+    } finally {
+      await t.close?.();
+    }
   });
 
   // Every outcome in turn; the last one for each action is checked against its result kind.
