@@ -27,6 +27,8 @@ export const CHUNK = 2000;
  * requests is still leaving: the burst goes out first, its ends are written right after.
  */
 export const MAX_LAZY_HOLD_MS = 5000;
+/** Ops per group of {@link Ledger.submitIndependent}. */
+export const INDEPENDENT_GROUP = 1000;
 /** Backoff between retries of a failed write: from 100 ms, doubling, at most this. */
 export const MAX_RETRY_DELAY_MS = 5000;
 
@@ -81,6 +83,18 @@ export class Ledger {
       this.pending.push({ ops, resolve });
       this.kick(urgent);
     });
+  }
+
+  /**
+   * Submits independent ops (first-seen checkpoints) as groups of {@link INDEPENDENT_GROUP}:
+   * one group per op would cost a promise and a queue entry each, one group of 100,000 one
+   * transaction far over {@link CHUNK}. Lazy writes; resolves once all are durable.
+   */
+  submitIndependent(ops: readonly LedgerOp[]): Promise<void> {
+    const groups: Promise<LedgerResult[]>[] = [];
+    for (let at = 0; at < ops.length; at += INDEPENDENT_GROUP)
+      groups.push(this.submit(ops.slice(at, at + INDEPENDENT_GROUP), false));
+    return Promise.all(groups).then(() => undefined);
   }
 
   /** Resolves once everything submitted so far is durable. */

@@ -71,7 +71,7 @@ export async function recover(core: SchedulerCore, manifests: readonly Manifest[
     else if (run.dueAt !== null && run.dueAt > now) core.addDelayed(run);
     else work.push(core.admitExisting(lane, run));
   }
-  let firstSeen: LedgerOp[] = [];
+  const firstSeen: LedgerOp[] = [];
   for (const lane of core.lanes.values()) {
     for (let index = 0; index < lane.job.schedules.length; index++) {
       const at = checkpoints.get(scheduleKey(lane.key, index));
@@ -80,24 +80,15 @@ export async function recover(core: SchedulerCore, manifests: readonly Manifest[
         core.processed.set(scheduleKey(lane.key, index), now);
         core.pushNext(lane, index, now);
         firstSeen.push(core.checkpointOp(lane, index, now));
-        if (firstSeen.length === FIRST_SEEN_GROUP) {
-          void core.ledger.submit(firstSeen, false);
-          firstSeen = [];
-        }
       } else work.push(catchUp(core, lane, index, at, now, false));
     }
   }
-  void core.ledger.submit(firstSeen, false);
+  // behind start-up rather than before it: a crash before they are durable only means the next
+  // start sees those schedules for the first time again (and starts them from then); 100,000
+  // new jobs would otherwise hold start-up for their 100,000 writes
+  void core.ledger.submitIndependent(firstSeen);
   await Promise.all(work);
 }
-
-/**
- * The checkpoints of schedules seen for the first time are written in groups of this many,
- * behind start-up rather than before it: a crash before they are durable only means the
- * next start sees those schedules for the first time again (and starts them from then).
- * 100,000 new jobs would otherwise hold start-up for their 100,000 writes.
- */
-const FIRST_SEEN_GROUP = 1000;
 
 function missedReason(policy: CatchupPolicy, late: boolean): string {
   const why = late ? 'the scheduler was suspended or its clock jumped' : 'the daemon was down';

@@ -271,6 +271,7 @@ export class Scheduler implements SchedulerCore {
     const now = this.deps.clock.now();
     const work = this.install(buildRegistry(manifests));
     this.timer.removeWhere((item) => item.kind === 'fire');
+    const firstSeen: LedgerOp[] = [];
     for (const lane of this.lanes.values()) {
       if (lane.removed) continue;
       for (let index = 0; index < lane.job.schedules.length; index++) {
@@ -279,11 +280,13 @@ export class Scheduler implements SchedulerCore {
         if (last === undefined) {
           last = now;
           this.processed.set(k, now);
-          work.push(this.ledger.submit([this.checkpointOp(lane, index, now)], false));
+          firstSeen.push(this.checkpointOp(lane, index, now));
         }
         this.pushNext(lane, index, Math.max(now, last));
       }
     }
+    // a new schedule's checkpoint, in groups (10,000 new jobs are not 10,000 writes)
+    work.push(this.ledger.submitIndependent(firstSeen));
     await Promise.all(work);
     this.events.emit('reloaded', { jobs: this.registry.size });
   }

@@ -4,7 +4,12 @@
  * urgent write takes every pending write with it, in order.
  */
 import { describe, expect, it } from 'vitest';
-import { GROUP_COMMIT_MS, Ledger, MAX_LAZY_HOLD_MS } from '../../src/daemon/ledger.js';
+import {
+  GROUP_COMMIT_MS,
+  INDEPENDENT_GROUP,
+  Ledger,
+  MAX_LAZY_HOLD_MS,
+} from '../../src/daemon/ledger.js';
 import type { LedgerOp, LedgerResult, Store } from '../../src/daemon/store/types.js';
 
 /** A store that records each transaction's ops and when it ran. */
@@ -70,5 +75,24 @@ describe('lazy writes during a burst', () => {
     await ledger.submit([end('a')], false);
     expect(writes).toHaveLength(1);
     expect(writes[0]!.at - t0).toBeLessThan(MAX_LAZY_HOLD_MS);
+  });
+});
+
+describe('independent ops (first-seen checkpoints)', () => {
+  it('go in groups of INDEPENDENT_GROUP, in order, all durable when it resolves', async () => {
+    const { store, writes } = recordingStore();
+    const ledger = new Ledger(store, { onError: () => undefined });
+    const ops = Array.from({ length: 2 * INDEPENDENT_GROUP + 500 }, (_, i) => end(`r${i}`));
+    await ledger.submitIndependent(ops);
+    expect(writes.flatMap((w) => w.ops)).toEqual(ops);
+    // a group never splits across transactions: each one ends on a group boundary
+    let written = 0;
+    for (const w of writes) {
+      written += w.ops.length;
+      expect(written % INDEPENDENT_GROUP === 0 || written === ops.length).toBe(true);
+    }
+    expect(writes.length).toBeGreaterThanOrEqual(2);
+    await ledger.submitIndependent([]); // nothing to write: resolves at once
+    expect(writes.flatMap((w) => w.ops)).toHaveLength(ops.length);
   });
 });

@@ -188,3 +188,24 @@ describe('retention', () => {
     expect((await daemon.store.listRuns({ app: 'r' })).length).toBeGreaterThanOrEqual(2);
   });
 });
+
+describe('reload', () => {
+  it("writes every new schedule's checkpoint before it resolves, in grouped transactions", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 0, 0, 30));
+    daemon = await startTestDaemon(clock, [manifest('old', [job('j', '0 0 1 1 *')])]);
+    // 10 manifests of 250 new jobs (a manifest holds at most 256)
+    const added = Array.from({ length: 10 }, (_, m) =>
+      manifest(
+        `new${m}`,
+        Array.from({ length: 250 }, (_, i) => job(`n${i}`, '0 0 1 1 *')),
+      ),
+    );
+    await daemon.scheduler.reload([manifest('old', [job('j', '0 0 1 1 *')]), ...added]);
+    const after = await daemon.store.checkpoints();
+    const fresh = after.filter((c) => c.app.startsWith('new'));
+    expect(fresh).toHaveLength(2500);
+    expect(fresh.every((c) => c.at === clock.now())).toBe(true);
+    // the start-up one, written behind start-up but before these (the ledger keeps order)
+    expect(after.filter((c) => c.app === 'old')).toHaveLength(1);
+  });
+});
