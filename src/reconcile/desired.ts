@@ -47,3 +47,28 @@ export function desiredEntries(manifest: Manifest, options: DesiredOptions = {})
   }
   return out;
 }
+
+/**
+ * Warnings about notifications the trigger shim will not send (SPEC §12): it sends webhook
+ * notifications of its own fire only. A job that notifies an SMTP notifier, or lists `missed`
+ * in its `on`, gets one sentence naming the job, the notifier and the way out (the daemon).
+ * Printed by plan and apply for every host backend; they do not stop the plan.
+ */
+export function shimNotifyWarnings(manifest: Manifest): string[] {
+  const out: string[] = [];
+  for (const job of manifest.jobs) {
+    if (!isJobEnabled(job)) continue;
+    for (const n of job.notify ?? []) {
+      const where = `job ${JSON.stringify(`${manifest.app}/${job.name}`)} notify ${JSON.stringify(n.to)}`;
+      if (manifest.notifiers?.[n.to]?.type === 'smtp')
+        out.push(
+          `${where}: the trigger shim sends webhook notifications only, so this SMTP notifier will receive nothing from the installed entries; use a webhook notifier, or run the job under cronix serve`,
+        );
+      else if (n.on?.includes('missed'))
+        out.push(
+          `${where}: "missed" is noticed by the daemon only (the trigger shim never sees a fire that did not happen); run the job under cronix serve to be told about missed fires`,
+        );
+    }
+  }
+  return out;
+}

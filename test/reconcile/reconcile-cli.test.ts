@@ -108,6 +108,50 @@ describe('cronix plan / apply / drift', () => {
     expect(b.stderr).not.toMatch(/warning/);
   });
 
+  it('warns about notifications the shim will not send: SMTP notifiers, an explicit "missed"', async () => {
+    const ws = workspace();
+    const job = (name: string, notify: unknown[]) => ({
+      name,
+      schedule: '*/10 * * * *',
+      request: { url: `https://billing.example.internal/${name}` },
+      auth: { secret_refs: ['file:/etc/cronix/secrets/cron-secret'] },
+      notify,
+    });
+    const m = {
+      ...manifestOf('billing', [
+        job('settle', [{ to: 'mail' }, { to: 'chat' }]),
+        job('report', [{ to: 'chat', on: ['failed', 'missed'] }]),
+        job('quiet', [{ to: 'chat' }]),
+      ]),
+      notifiers: {
+        mail: {
+          type: 'smtp',
+          host: 'smtp.example.com',
+          from: 'c@example.com',
+          to: ['o@example.com'],
+        },
+        chat: { type: 'webhook', url: 'https://chat.example.internal/hook' },
+      },
+    };
+    const plan = await run(['plan', ws.manifest(m), ...ws.flags]);
+    expect(plan.status).toBe(0);
+    // jobs in name order, as the manifest is loaded
+    expect(plan.stderr.split('\n').filter((l) => l.startsWith('warning: '))).toEqual([
+      'warning: job "billing/report" notify "chat": "missed" is noticed by the daemon only (the trigger shim never sees a fire that did not happen); run the job under cronix serve to be told about missed fires',
+      'warning: job "billing/settle" notify "mail": the trigger shim sends webhook notifications only, so this SMTP notifier will receive nothing from the installed entries; use a webhook notifier, or run the job under cronix serve',
+    ]);
+    const json = await run(['apply', ws.manifest(m), ...ws.flags, '-o', 'json']);
+    expect(json.status).toBe(0);
+    expect(
+      json.stderr
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { level: string; event: string })
+        .filter((l) => l.level === 'warning')
+        .map((l) => l.event),
+    ).toEqual(['notify-unsent', 'notify-unsent']);
+  });
+
   it('renaming a job deletes the old entry and creates the new; drift exits 5 only with --exit-on-drift', async () => {
     const ws = workspace();
     await run(['apply', ws.manifest(manifestOf('billing', ['settle'])), ...ws.flags]);

@@ -9,7 +9,7 @@ import {
   reconcileChanges,
   type ReconcileResult,
 } from '../../reconcile/apply.js';
-import { desiredEntries } from '../../reconcile/desired.js';
+import { desiredEntries, shimNotifyWarnings } from '../../reconcile/desired.js';
 import { planToJson, renderPlanTable, type PlanJson } from '../../reconcile/plan.js';
 import { outputFormat, printJson, printLines, type OutputFormat } from '../output.js';
 import {
@@ -104,13 +104,15 @@ export async function reconcileCommand(
     const manifest = await loadManifestOrFail(source, flags);
     const desired = desiredEntries(manifest, { secretRefs: flags.secretRef });
     if (mode !== 'drift') {
-      for (const w of backend.warnings?.(desired) ?? []) {
+      const warn = (event: string, w: string): void => {
         process.stderr.write(
           format === 'json'
-            ? `${JSON.stringify({ time: new Date().toISOString(), level: 'warning', event: 'secret-ref-unseen', msg: w })}\n`
+            ? `${JSON.stringify({ time: new Date().toISOString(), level: 'warning', event, msg: w })}\n`
             : `warning: ${w}\n`,
         );
-      }
+      };
+      for (const w of backend.warnings?.(desired) ?? []) warn('secret-ref-unseen', w);
+      for (const w of shimNotifyWarnings(manifest)) warn('notify-unsent', w);
     }
     const options = { app: manifest.app, specDir: specDirOf(flags) };
     const result: ReconcileResult =
