@@ -10,7 +10,15 @@
  * RSS is read from /proc while it dispatches.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +36,8 @@ export interface DispatchRow {
   max: number;
   received: number;
   rssMb: number;
+  /** CPU time (user + system) of the scheduling process from T − 100 ms to the last arrival. */
+  cpuMs: number;
   load: number;
 }
 
@@ -43,12 +53,23 @@ interface System {
 export const profileArgs = (): string[] =>
   (process.env['CRONIX_BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
 
-const node = (file: string, args: string[]): ChildProcess =>
-  spawn(
+/**
+ * The output file of a measured process. Its stdout and stderr go to a file, not a pipe the
+ * bench reads: on two cores a reader process competes with the system it measures (cronix logs
+ * two lines per run, the peers none), the way a log file or collector does not.
+ */
+const outputOf = (dir: string): number => openSync(join(dir, 'out.log'), 'a');
+
+const node = (file: string, args: string[], dir?: string): ChildProcess => {
+  const out = dir === undefined ? 'pipe' : outputOf(dir);
+  const child = spawn(
     process.execPath,
     [...(file === 'sink.mjs' ? [] : profileArgs()), join(HERE, file), ...args],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { stdio: ['ignore', out, out] },
   );
+  if (typeof out === 'number') closeSync(out);
+  return child;
+};
 
 function cronixSystem(name: string, storeUrl?: string): System {
   return {
@@ -74,7 +95,8 @@ function cronixSystem(name: string, storeUrl?: string): System {
         files.push(file);
       }
       const nodeArgs = profileArgs();
-      return spawn(
+      const out = outputOf(dir);
+      const child = spawn(
         process.execPath,
         [
           ...nodeArgs,
@@ -88,8 +110,10 @@ function cronixSystem(name: string, storeUrl?: string): System {
           '--no-auth',
           ...(storeUrl ? ['--store', storeUrl] : []),
         ],
-        { stdio: ['ignore', 'pipe', 'pipe'] },
+        { stdio: ['ignore', out, out] },
       );
+      closeSync(out);
+      return child;
     },
   };
 }
@@ -105,7 +129,7 @@ export function systems(pgUrl?: string): System[] {
     name,
     lead,
     ready: /^ready$/m,
-    start: (sinkUrl, n, t) => node(file, [sinkUrl, String(n), String(t), ...extra]),
+    start: (sinkUrl, n, t, dir) => node(file, [sinkUrl, String(n), String(t), ...extra], dir),
   });
   return [
     peer('floor: http.request keep-alive', 'floor-http.mjs', () => 2500),
@@ -119,6 +143,17 @@ export function systems(pgUrl?: string): System[] {
     ...(pgUrl ? [cronixSystem('cronix serve (PostgreSQL)', pgUrl)] : []),
   ];
 }
+
+/** User + system CPU of a process so far, in ms (`/proc/<pid>/stat`, clock ticks of 10 ms). */
+const cpuMsOf = (pid: number): number => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+};
 
 const peakRssMb = (pid: number): number => {
   try {
@@ -148,21 +183,25 @@ export async function runOnce(
   const sinkUrl = `http://127.0.0.1:${readFileSync(portFile, 'utf8')}`;
   await pgSchema?.();
   const child = system.start(sinkUrl, n, t, dir);
+  const outFile = join(dir, 'out.log');
   let out = '';
   let readyAt = 0;
-  child.stdout?.on('data', (d: Buffer) => {
-    if (readyAt === 0) {
-      out += d.toString();
-      if (system.ready.test(out)) readyAt = Date.now();
+  const readiness = setInterval(() => {
+    out = existsSync(outFile) ? readFileSync(outFile, 'utf8').slice(0, 100_000) : '';
+    if (system.ready.test(out)) {
+      readyAt = Date.now();
+      clearInterval(readiness);
     }
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    if (readyAt === 0) out += d.toString();
-  });
+  }, 20);
   let rss = 0;
   const poll = setInterval(() => (rss = Math.max(rss, peakRssMb(child.pid ?? 0))), 100);
+  let cpuBefore = 0;
+  const cpuMark = setTimeout(() => (cpuBefore = cpuMsOf(child.pid ?? 0)), t - 100 - Date.now());
   await sinkDone;
+  const cpuMs = cpuMsOf(child.pid ?? 0) - cpuBefore;
+  clearTimeout(cpuMark);
   clearInterval(poll);
+  clearInterval(readiness);
   rss = Math.max(rss, peakRssMb(child.pid ?? 0));
   // a peer may have exited on its own already (its 'exit' then never fires again)
   if (child.exitCode === null && child.signalCode === null) {
@@ -192,6 +231,7 @@ export async function runOnce(
     max: s.max,
     received: s.n,
     rssMb: Math.round(rss),
+    cpuMs,
     load,
   };
 }
@@ -233,8 +273,8 @@ async function dropBenchSchema(pgUrl: string): Promise<void> {
 /** Markdown for BENCHMARKS.md: p99 per system and size, both runs, with RSS and the floor ratio. */
 export function dispatchTable(rows: DispatchRow[]): string[] {
   const out = [
-    '| system | N | p50 ms | p99 ms (run 1; run 2) | p99 ÷ floor | peak RSS MB | 1-min load |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    '| system | N | p50 ms | p99 ms (run 1; run 2) | p99 ÷ floor | burst CPU ms | peak RSS MB | 1-min load |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
   ];
   const sizes = [...new Set(rows.map((r) => r.n))];
   for (const n of sizes) {
@@ -248,7 +288,7 @@ export function dispatchTable(rows: DispatchRow[]): string[] {
       const rs = at.filter((r) => r.system === name).sort((a, b) => a.run - b.run);
       const ratios = rs.map((r) => (r.p99 / floorRuns(r.run)).toFixed(2));
       out.push(
-        `| ${name} | ${n.toLocaleString('en-US')} | ${rs.map((r) => r.p50).join('; ')} | ${rs.map((r) => r.p99).join('; ')} | ${ratios.join('; ')} | ${Math.max(...rs.map((r) => r.rssMb))} | ${rs.map((r) => r.load.toFixed(2)).join('; ')} |`,
+        `| ${name} | ${n.toLocaleString('en-US')} | ${rs.map((r) => r.p50).join('; ')} | ${rs.map((r) => r.p99).join('; ')} | ${ratios.join('; ')} | ${rs.map((r) => r.cpuMs).join('; ')} | ${Math.max(...rs.map((r) => r.rssMb))} | ${rs.map((r) => r.load.toFixed(2)).join('; ')} |`,
       );
     }
   }

@@ -32,7 +32,5 @@ export function uiBundleSection(): string[] {
     `| **total** | | **${m.gzip_total.toLocaleString('en')}** (${kb(m.gzip_total)} KB) |`,
     '',
     `Target: ≤ 100 KB gzipped — ${m.gzip_total <= budget ? 'met' : '**not met**'}.`,
-    'The jobs page with 10,000 jobs (20 ended runs each) is timed by `test/ui/scale.test.ts`',
-    '(first rows < 2 s, a filter < 0.5 s, asserted on every `npm test`; it prints its times).',
   ];
 }

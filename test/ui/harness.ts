@@ -10,7 +10,10 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { DaemonEmitter } from '../../src/daemon/events.js';
+import type { NewRun, RunOutcome } from '../../src/daemon/store/types.js';
 import { startDaemon, type DaemonHandle } from '../../src/http/serve.js';
+import { newRun } from '../daemon/store-fixtures.js';
 import { startSink, type Sink } from '../helpers/sink.js';
 
 /** The secret the jobs sign with; must never appear in a page. */
@@ -89,6 +92,8 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 /** A daemon with the UI test's jobs and a sink answering by path. */
 export interface UiDaemon {
   daemon: DaemonHandle;
+  /** The daemon's event emitter (what the live stream publishes). */
+  events: DaemonEmitter;
   sink: Sink;
   url: string;
   token: string;
@@ -175,6 +180,51 @@ export function uiManifests(sinkUrl: string): Record<string, unknown>[] {
   ];
 }
 
+/** The 10,000-job page of the scale test and `bench/ui-scale.ts`: 40 apps × 250 jobs. */
+export const SCALE = {
+  apps: 40,
+  perApp: 250,
+  app: (a: number): string => `app-${String(a).padStart(2, '0')}`,
+  job: (j: number): string => `job-${String(j).padStart(3, '0')}`,
+};
+
+/** The {@link SCALE} jobs (`sinkUrl` is the app). */
+export function scaleManifests(sinkUrl: string): Record<string, unknown>[] {
+  return Array.from({ length: SCALE.apps }, (_, a) => ({
+    version: 1,
+    app: SCALE.app(a),
+    jobs: Array.from({ length: SCALE.perApp }, (_, j) => ({
+      name: SCALE.job(j),
+      schedule: `${j % 60} ${a % 24} 1 1 *`,
+      timezone: ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Tokyo'][j % 4],
+      request: { url: `${sinkUrl}/ok/${a}/${j}` },
+      auth: { secret_refs: ['env:UI_TEST_SECRET'] },
+    })),
+  }));
+}
+
+/** 20 ended runs per {@link SCALE} job in the ledger (200,000 rows), newest first a minute apart. */
+export async function seedScaleRuns(d: UiDaemon): Promise<void> {
+  const outcomes: RunOutcome[] = ['success', 'success', 'success', 'retries_exhausted', 'skipped'];
+  for (let a = 0; a < SCALE.apps; a++) {
+    const rows: NewRun[] = [];
+    for (let j = 0; j < SCALE.perApp; j++)
+      for (let k = 0; k < 20; k++)
+        rows.push(
+          newRun({
+            app: SCALE.app(a),
+            job: SCALE.job(j),
+            trigger: 'manual',
+            scheduleIndex: null,
+            phase: 'ended',
+            outcome: outcomes[(j + k) % outcomes.length]!,
+            endedAt: Date.now() - k * 60_000,
+          }),
+        );
+    await d.daemon.store.write(rows.map((run) => ({ kind: 'insert' as const, run })));
+  }
+}
+
 /** Starts the daemon over `manifests` (default: {@link uiManifests}). */
 export async function startUiDaemon(
   opts: { noAuth?: boolean; manifests?: (sinkUrl: string) => Record<string, unknown>[] } = {},
@@ -186,7 +236,9 @@ export async function startUiDaemon(
     writeFileSync(file, JSON.stringify(m));
     return file;
   });
+  let events: DaemonEmitter | undefined;
   const daemon = await startDaemon({
+    onEvents: (e) => (events = e),
     manifests: files,
     dataDir: join(dir, 'data'),
     listen: '127.0.0.1:0',
@@ -194,8 +246,10 @@ export async function startUiDaemon(
     ...(opts.noAuth ? { noAuth: true } : {}),
   });
   const token = daemon.token ?? '';
+  if (events === undefined) throw new Error('the daemon did not hand over its events');
   return {
     daemon,
+    events,
     sink,
     url: daemon.url,
     token,
