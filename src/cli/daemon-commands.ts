@@ -117,6 +117,33 @@ export function registerDaemonCommands(program: Command): void {
     );
 
   program
+    .command('notifications')
+    .description(
+      'list notifications (failed, missed, recovered, slow), newest first, with their delivery',
+    )
+    .option('--job <app.job>', 'only this job')
+    .option('--event <event>', 'only this event (failed, missed, recovered, slow)')
+    .option('--status <status>', 'only this delivery status (pending, delivered, failed)')
+    .option('--limit <n>', 'at most n notifications (1..1000)')
+    .addOption(out())
+    .addOption(url())
+    .addOption(tokenFile())
+    .action(
+      async (
+        f: ClientFlags & { job?: string; event?: string; status?: string; limit?: string },
+      ) => {
+        const { notificationsCommand } = await import('./commands/client.js');
+        process.exitCode = await notificationsCommand({
+          ...client(f),
+          ...(f.job ? { job: f.job } : {}),
+          ...(f.event ? { event: f.event } : {}),
+          ...(f.status ? { status: f.status } : {}),
+          ...(f.limit ? { limit: f.limit } : {}),
+        });
+      },
+    );
+
+  program
     .command('logs')
     .description("print a command run's captured output; -f follows it until the run ends")
     .argument('<run-id>', 'run id')

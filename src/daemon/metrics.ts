@@ -4,7 +4,7 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { JobCounter, JobGauge, JobHistogram } from './metric-maps.js';
-import type { RunRecord } from './store/types.js';
+import type { NotificationRecord, RunRecord } from './store/types.js';
 
 const WINDOW_HOURS = 24;
 const HOUR = 3_600_000;
@@ -113,6 +113,19 @@ export class DaemonMetrics {
     this.registry,
   );
 
+  private readonly notificationsRecorded = new Counter({
+    name: 'cronix_notifications_recorded_total',
+    help: 'Notifications recorded for delivery, by notifier and event.',
+    labelNames: ['notifier', 'event'],
+    registers: [this.registry],
+  });
+  private readonly notificationsEnded = new Counter({
+    name: 'cronix_notifications_ended_total',
+    help: 'Notifications whose delivery ended, by notifier, event and status (delivered, failed).',
+    labelNames: ['notifier', 'event', 'status'],
+    registers: [this.registry],
+  });
+
   private readonly storeErrors = new Counter({
     name: 'cronix_store_errors_total',
     help: 'Failed store writes (each is retried until it succeeds).',
@@ -202,6 +215,19 @@ export class DaemonMetrics {
   /** The measured clock skew against the database, in seconds. */
   skew(seconds: number): void {
     this.clockSkew.set(seconds);
+  }
+
+  /**
+   * A notification was recorded (its first event, `pending` with no attempt yet) or its
+   * delivery ended (`delivered` or `failed`); attempts that leave it pending are not counted.
+   */
+  notification(n: NotificationRecord): void {
+    if (n.status === 'pending') {
+      if (n.attempts === 0)
+        this.notificationsRecorded.inc({ notifier: n.notifier, event: n.event });
+      return;
+    }
+    this.notificationsEnded.inc({ notifier: n.notifier, event: n.event, status: n.status });
   }
 
   /** A store write failed (and will be retried). */

@@ -1,5 +1,6 @@
 /**
- * Ledger retention: ended runs older than `--retention-days` are deleted,
+ * Ledger retention: ended runs older than `--retention-days` are deleted, and
+ * so are notifications whose delivery ended before then (pending ones stay),
  * checked at most once per {@link PRUNE_EVERY_MS}. A failing prune is reported
  * and tried again at the next check; it never stops the scheduler.
  */
@@ -32,6 +33,11 @@ export class Retention {
       if (pruned > 0)
         this.events.emit('info', {
           msg: `retention: deleted ${pruned} run(s) that ended before ${new Date(cutoff).toISOString()}`,
+        });
+      const notifications = await this.store.pruneNotifications(cutoff);
+      if (notifications > 0)
+        this.events.emit('info', {
+          msg: `retention: deleted ${notifications} notification(s) delivered or failed before ${new Date(cutoff).toISOString()}`,
         });
       const logs = (await this.afterPrune?.(cutoff)) ?? 0;
       if (logs > 0)

@@ -15,11 +15,14 @@
  * - `run` `{"change": "recorded"|"started"|"ended", "run": run}` (the API's run shape).
  * - `job` `{"app","job","paused"}`: a job was paused or resumed.
  * - `jobs` `{"jobs": N}`: the manifests were reloaded (the job list changed).
+ * - `notification` `{"notification": notification}` (the API's notification shape): one was
+ *   recorded, or a delivery attempt changed it (SPEC §12).
  * - `reset` `{}`: events were missed and cannot be replayed; reload.
  */
 import { randomBytes } from 'node:crypto';
 import type { DaemonEmitter, DaemonEvents } from '../daemon/events.js';
 import type { RunRecord } from '../daemon/store/types.js';
+import { notificationJson } from './notifications.js';
 import { runJson } from './serialize.js';
 
 /** Tunables of {@link EventHub}. */
@@ -43,7 +46,7 @@ class HubEvent {
 
   constructor(
     readonly seq: number,
-    readonly event: 'run' | 'job' | 'jobs',
+    readonly event: 'run' | 'job' | 'jobs' | 'notification',
     readonly app: string | null,
     readonly job: string | null,
     private data: (() => unknown) | null,
@@ -102,6 +105,10 @@ export class EventHub {
     on('run-started', run('started'));
     on('run-ended', run('ended'));
     on('job-paused', (e) => this.publish('job', e.app, e.job, () => e));
+    // recorded, then after each delivery attempt; the API's record: no URL, credential or body
+    on('notification', (n) =>
+      this.publish('notification', n.app, n.job, () => ({ notification: notificationJson(n) })),
+    );
     on('reloaded', (e) => this.publish('jobs', null, null, () => e));
     this.heartbeat = setInterval(() => this.broadcast(': ping\n\n'), options.heartbeatMs ?? 15_000);
     this.heartbeat.unref();

@@ -7,20 +7,14 @@ import type { Hono } from 'hono';
 import { echo, MAX_ECHO } from '../contract/echo.js';
 import { NOTIFY_EVENTS, type NotifyEvent } from '../contract/manifest/defaults.js';
 import { rfc3339Utc } from '../contract/run.js';
-import type {
-  NotificationFilter,
-  NotificationRecord,
-  NotificationStatus,
-  Store,
+import {
+  NOTIFICATION_STATUSES,
+  type NotificationFilter,
+  type NotificationRecord,
+  type NotificationStatus,
+  type Store,
 } from '../daemon/store/types.js';
 import { BadRequest } from './serialize.js';
-
-/** Delivery states, for the filter and the OpenAPI document. */
-export const NOTIFICATION_STATUSES: readonly NotificationStatus[] = [
-  'pending',
-  'delivered',
-  'failed',
-];
 
 const time = (ms: number | null): string | null => (ms === null ? null : rfc3339Utc(ms));
 

@@ -203,9 +203,9 @@ export const VIEW_PATHS = {
     get: {
       summary: 'Live run and job changes (Server-Sent Events), resumable with Last-Event-ID',
       description:
-        'Events: `ready` {boot, seq} first; `run` {change: recorded|started|ended, run}; `job` {app, job, paused}; `jobs` {jobs} after a reload; `reset` {} when the events after `Last-Event-ID` cannot be replayed (reload instead). Ids are `<boot>.<seq>`; the newest 2,000 are kept for resumption. A comment line every 15 s keeps proxies from closing the stream.',
+        'Events: `ready` {boot, seq} first; `run` {change: recorded|started|ended, run}; `job` {app, job, paused}; `jobs` {jobs} after a reload; `notification` {notification} when one is recorded and after each delivery attempt (the shape of GET /api/v1/notifications); `reset` {} when the events after `Last-Event-ID` cannot be replayed (reload instead). Ids are `<boot>.<seq>`; the newest 2,000 are kept for resumption. A comment line every 15 s keeps proxies from closing the stream.',
       parameters: [
-        query('app', 'only this app’s run and job events'),
+        query('app', 'only this app’s run, job and notification events'),
         query('job', 'only this job’s'),
         {
           name: 'Last-Event-ID',

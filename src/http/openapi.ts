@@ -3,7 +3,7 @@ import { RUN_OUTCOMES, RUN_PHASES } from '../daemon/store/types.js';
 import { error, json, pathParam, query, ref, time } from './openapi-parts.js';
 import { VIEW_PATHS } from './openapi-views.js';
 import { NOTIFY_EVENTS } from '../contract/manifest/defaults.js';
-import { NOTIFICATION_STATUSES } from './notifications.js';
+import { NOTIFICATION_STATUSES } from '../daemon/store/types.js';
 
 /** The document. */
 export const OPENAPI = {

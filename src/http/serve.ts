@@ -306,6 +306,7 @@ export async function startDaemon(opts: ServeOptions): Promise<DaemonHandle> {
       logs,
     };
     const metrics = new DaemonMetrics(() => clock.now());
+    events.on('notification', (n) => metrics.notification(n));
     const schedulerOn = (s: Store, leader?: SchedulerDeps['leader']): Scheduler =>
       new Scheduler({
         store: s,

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect, it } from 'vitest';
 import { planEvent, type NotifyTarget } from '../../src/daemon/notify-plan.js';
-import type { RunRecord, Store } from '../../src/daemon/store/types.js';
+import type { NotificationRecord, RunRecord, Store } from '../../src/daemon/store/types.js';
 import { newRun, T0 } from './store-fixtures.js';
 
 const target: NotifyTarget = {
@@ -94,5 +94,30 @@ export function notificationContract(store: () => Store): void {
     await store().updateNotification(b!.id, { ...done, status: 'failed', lastError: 'HTTP 404' });
     expect(await store().nextNotificationAt()).toBeNull();
     expect(await store().dueNotifications(T0 + 10_000_000, 10)).toEqual([]);
+  });
+
+  it('notifications: retention deletes delivered and failed ones that ended before the cut-off, never pending ones', async () => {
+    const jobs = ['delivered-old', 'failed-old', 'delivered-new', 'pending-old'];
+    const made: NotificationRecord[] = [];
+    for (const job of jobs)
+      made.push((await record('failed', { ...ended('crashed'), job }, T0))[0]!);
+    const end = (n: NotificationRecord, status: 'delivered' | 'failed', endedAt: number) =>
+      store().updateNotification(n.id, {
+        status,
+        attempts: 1,
+        lastStatus: status === 'delivered' ? 200 : 404,
+        lastError: null,
+        nextAttemptAt: null,
+        endedAt,
+      });
+    await end(made[0]!, 'delivered', T0 + 1000);
+    await end(made[1]!, 'failed', T0 + 2000);
+    await end(made[2]!, 'delivered', T0 + 9000);
+    // made[3] stays pending, created at T0: old, but not delivered yet
+    expect(await store().pruneNotifications(T0 + 5000)).toBe(2);
+    const left = await store().listNotifications({});
+    expect(left.map((n) => n.job).sort()).toEqual(['delivered-new', 'pending-old']);
+    expect(await store().pruneNotifications(T0 + 5000)).toBe(0);
+    expect((await store().dueNotifications(T0, 10)).map((n) => n.id)).toEqual([made[3]!.id]);
   });
 }

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DaemonMetrics } from '../../src/daemon/metrics.js';
 import { freePort, sequence, startSink, type RecordedRequest, type Sink } from '../helpers/sink.js';
 import { selfSignedCert } from '../helpers/tls.js';
 import {
@@ -234,6 +235,14 @@ describe('webhook notifications', () => {
       ['pending', 2, 503],
       ['delivered', 3, 200],
     ]);
+    // the metrics count it once recorded and once delivered, not per attempt
+    const metrics = new DaemonMetrics(() => Date.now());
+    for (const n of d.events) metrics.notification(n);
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('cronix_notifications_recorded_total{notifier="chat",event="failed"} 1');
+    expect(text).toContain(
+      'cronix_notifications_ended_total{notifier="chat",event="failed",status="delivered"} 1',
+    );
   }, 30_000);
 
   it('a dead notifier (never answers) leaves the runs as they would be', async () => {

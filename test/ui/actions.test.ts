@@ -172,7 +172,8 @@ describe('web UI actions', () => {
     await running.getByText('Nothing is running.').waitFor();
     const res = await d.api('POST', '/api/v1/jobs/billing/slow/trigger');
     const row = running.locator(`tr[data-run="${res.json.run.id}"]`);
-    await row.waitFor({ timeout: 2_000 });
+    // no page polls: the row can only come from the live stream (generous under a loaded CI)
+    await row.waitFor({ timeout: 10_000 });
     expect(await row.innerText()).toContain('running');
     await screenshot(page, 'overview-running');
     await running.getByText('Nothing is running.').waitFor({ timeout: 8_000 });

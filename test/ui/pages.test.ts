@@ -317,6 +317,33 @@ describe('web UI pages', () => {
     expect(text).toContain('cronix: billing/reject failed');
     await screenshot(page, 'notifications');
     await expectNoSecrets(page);
+
+    // live: a new notification appears on top, then its delivery updates the row, from the
+    // event stream alone (no reload of the list)
+    const listed = () => w.requests.filter((u) => u.includes('/api/v1/notifications')).length;
+    const before = listed();
+    const [fresh] = planEvent(
+      'failed',
+      { ...record, id: randomUUID() },
+      Date.now(),
+      [{ notifier: 'pager', type: 'webhook', on: ['failed'], repeatMs: 1000, slowAfterSeconds: 1 }],
+      [],
+      randomUUID,
+    ).notifications;
+    d.events.emit('notification', { ...fresh!, seq: 0 });
+    const row = page.locator('table.runs tbody tr').first();
+    await row.filter({ hasText: 'pager (webhook)' }).filter({ hasText: 'pending' }).waitFor();
+    d.events.emit('notification', {
+      ...fresh!,
+      seq: 0,
+      status: 'delivered',
+      attempts: 1,
+      lastStatus: 200,
+      endedAt: Date.now(),
+    });
+    await row.filter({ hasText: 'pager (webhook)' }).filter({ hasText: 'delivered' }).waitFor();
+    expect(await page.locator('table.runs tbody tr').count()).toBe(2);
+    expect(listed()).toBe(before);
   });
 
   it('no console error and no request to another origin on any page', async () => {

@@ -1,10 +1,11 @@
 /**
- * API client commands: `jobs`, `runs`, `start`, `cancel`, `pause`, `resume`,
- * `replay`. Each calls the daemon's REST API and prints a table or, with
+ * API client commands: `jobs`, `runs`, `notifications`, `start`, `cancel`,
+ * `pause`, `resume`, `replay`. Each calls the daemon's REST API and prints a table or, with
  * `-o json`, the API's JSON response.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { RUN_OUTCOMES } from '../../daemon/store/types.js';
+import { NOTIFY_EVENTS } from '../../contract/manifest/defaults.js';
+import { NOTIFICATION_STATUSES, RUN_OUTCOMES } from '../../daemon/store/types.js';
 import { EXIT, printJson, printLines, type OutputFormat } from '../output.js';
 
 /** Where the daemon is. */
@@ -138,42 +139,79 @@ export async function jobsCommand(o: ClientOptions): Promise<number> {
   ]);
 }
 
-/** `cronix runs [--job app.job] [--outcome X]`. */
-export async function runsCommand(
-  o: ClientOptions & { job?: string; outcome?: string; limit?: string },
-): Promise<number> {
+/**
+ * The query of a list command from its filter flags: `--job app.job`, `--limit n` and flags
+ * with a fixed set of values. Usage errors are caught here (exit 2), not left to the API's 400
+ * (exit 1): returns the query, or null after printing the error.
+ */
+function listQuery(
+  o: { job?: string; limit?: string },
+  choices: [flag: string, value: string | undefined, allowed: readonly string[]][],
+): URLSearchParams | null {
   const q = new URLSearchParams();
+  const usage = (message: string): null => {
+    process.stderr.write(`error: ${message}\n`);
+    return null;
+  };
   if (o.job) {
     const t = target(o.job);
-    if (!t) {
-      process.stderr.write(`error: --job must look like app.job, found ${JSON.stringify(o.job)}\n`);
-      return EXIT.usage;
-    }
+    if (!t) return usage(`--job must look like app.job, found ${JSON.stringify(o.job)}`);
     q.set('app', t.app);
     q.set('job', t.job);
   }
-  // usage errors are caught here (exit 2), not left to the API's 400 (exit 1)
-  if (o.outcome !== undefined) {
-    if (!(RUN_OUTCOMES as readonly string[]).includes(o.outcome)) {
-      process.stderr.write(
-        `error: --outcome must be one of ${RUN_OUTCOMES.join(', ')}; found ${JSON.stringify(o.outcome)}\n`,
+  for (const [flag, value, allowed] of choices) {
+    if (value === undefined) continue;
+    if (!allowed.includes(value))
+      return usage(
+        `--${flag} must be one of ${allowed.join(', ')}; found ${JSON.stringify(value)}`,
       );
-      return EXIT.usage;
-    }
-    q.set('outcome', o.outcome);
+    q.set(flag, value);
   }
   if (o.limit !== undefined) {
-    if (!/^\d+$/.test(o.limit) || Number(o.limit) < 1 || Number(o.limit) > 1000) {
-      process.stderr.write(
-        `error: --limit must be a whole number from 1 to 1000, found ${JSON.stringify(o.limit)}\n`,
+    if (!/^\d+$/.test(o.limit) || Number(o.limit) < 1 || Number(o.limit) > 1000)
+      return usage(
+        `--limit must be a whole number from 1 to 1000, found ${JSON.stringify(o.limit)}`,
       );
-      return EXIT.usage;
-    }
     q.set('limit', o.limit);
   }
+  return q;
+}
+
+/** `cronix runs [--job app.job] [--outcome X] [--limit n]`. */
+export async function runsCommand(
+  o: ClientOptions & { job?: string; outcome?: string; limit?: string },
+): Promise<number> {
+  const q = listQuery(o, [['outcome', o.outcome, RUN_OUTCOMES]]);
+  if (!q) return EXIT.usage;
   const json = await call(o, 'GET', `/api/v1/runs${q.size > 0 ? `?${q}` : ''}`);
   if (!json) return EXIT.error;
   return print(o, json, (json['runs'] as Row[]).map(withDuration), RUN_COLUMNS);
+}
+
+/** `cronix notifications [--job app.job] [--event E] [--status S] [--limit n]`. */
+export async function notificationsCommand(
+  o: ClientOptions & { job?: string; event?: string; status?: string; limit?: string },
+): Promise<number> {
+  const q = listQuery(o, [
+    ['event', o.event, NOTIFY_EVENTS],
+    ['status', o.status, NOTIFICATION_STATUSES],
+  ]);
+  if (!q) return EXIT.usage;
+  const json = await call(o, 'GET', `/api/v1/notifications${q.size > 0 ? `?${q}` : ''}`);
+  if (!json) return EXIT.error;
+  return print(o, json, json['notifications'] as Row[], [
+    'id',
+    'created_at',
+    'app',
+    'job',
+    'event',
+    'notifier',
+    'count',
+    'status',
+    'attempts',
+    'last_status',
+    'last_error',
+  ]);
 }
 
 /** `cronix runs <id>`: one run, field by field, then its attempts. */

@@ -331,6 +331,10 @@ export class PostgresStore implements Store {
     return outbox.getPg(this.pool, id);
   }
 
+  pruneNotifications(endedBefore: number): Promise<number> {
+    return this.#transaction((client) => outbox.prunePg(client, endedBefore));
+  }
+
   listNotifications(filter: NotificationFilter): Promise<NotificationRecord[]> {
     return outbox.listPg(this.pool, filter);
   }

@@ -48,6 +48,7 @@ export class SqliteNotifications implements NotificationStore {
   readonly #next: Database.Statement;
   readonly #update: Database.Statement;
   readonly #get: Database.Statement;
+  readonly #prune: Database.Statement;
 
   constructor(db: Database.Database) {
     this.#db = db;
@@ -85,6 +86,9 @@ export class SqliteNotifications implements NotificationStore {
        WHERE id = @id AND status = 'pending'`,
     );
     this.#get = db.prepare(`SELECT ${COLUMNS} FROM notifications WHERE id = ?`);
+    this.#prune = db.prepare(
+      `DELETE FROM notifications WHERE status <> 'pending' AND ended_at < ?`,
+    );
   }
 
   async recordNotifications(
@@ -150,6 +154,10 @@ export class SqliteNotifications implements NotificationStore {
 
   async getNotification(id: string): Promise<NotificationRecord | null> {
     return (this.#get.get(id) as NotificationRecord | undefined) ?? null;
+  }
+
+  async pruneNotifications(endedBefore: number): Promise<number> {
+    return this.#prune.run(endedBefore).changes;
   }
 
   async listNotifications(filter: NotificationFilter): Promise<NotificationRecord[]> {

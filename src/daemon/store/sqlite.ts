@@ -199,6 +199,10 @@ export class SqliteStore implements Store {
     return this.#n().getNotification(id);
   }
 
+  pruneNotifications(endedBefore: number): Promise<number> {
+    return this.#n().pruneNotifications(endedBefore);
+  }
+
   listNotifications(filter: NotificationFilter): Promise<NotificationRecord[]> {
     return this.#n().listNotifications(filter);
   }

@@ -245,6 +245,13 @@ export interface Checkpoint extends ScheduleRef {
 /** Where a notification's delivery is: waiting for (another) attempt, or done either way. */
 export type NotificationStatus = 'pending' | 'delivered' | 'failed';
 
+/** Delivery states, for filters and the OpenAPI document. */
+export const NOTIFICATION_STATUSES: readonly NotificationStatus[] = [
+  'pending',
+  'delivered',
+  'failed',
+];
+
 /** One notification: an event for one notifier, its message and its delivery. Times epoch ms. */
 export interface NotificationRecord {
   /** Position (monotonic, assigned by the store): newest first in lists. */
@@ -338,6 +345,11 @@ export interface NotificationStore {
   updateNotification(id: string, patch: NotificationPatch): Promise<boolean>;
   listNotifications(filter: NotificationFilter): Promise<NotificationRecord[]>;
   getNotification(id: string): Promise<NotificationRecord | null>;
+  /**
+   * Retention (`--retention-days`): deletes the notifications whose delivery ended (delivered or
+   * failed) before `endedBefore`; pending ones are kept whatever their age. Returns the count.
+   */
+  pruneNotifications(endedBefore: number): Promise<number>;
 }
 
 /** The ledger and scheduler state. */

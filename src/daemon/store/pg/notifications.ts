@@ -124,6 +124,15 @@ export async function updatePg(db: Db, id: string, p: NotificationPatch): Promis
   return r.rowCount === 1;
 }
 
+/** Deletes the notifications whose delivery ended before `endedBefore`; returns the count. */
+export async function prunePg(db: Db, endedBefore: number): Promise<number> {
+  const r = await db.query(
+    `DELETE FROM notifications WHERE status <> 'pending' AND ended_at < $1`,
+    [endedBefore],
+  );
+  return r.rowCount ?? 0;
+}
+
 export async function getPg(db: Db, id: string): Promise<NotificationRecord | null> {
   const { rows } = await db.query<NotificationRecord>(
     `SELECT ${COLUMNS} FROM notifications WHERE id = $1`,

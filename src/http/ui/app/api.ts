@@ -88,6 +88,26 @@ export function apiPaths(): Promise<Set<string>> {
   return paths;
 }
 
+/** A notification as the API returns it. */
+export interface NotificationJson {
+  id: string;
+  event: 'failed' | 'missed' | 'recovered' | 'slow';
+  app: string;
+  job: string;
+  run_id: string;
+  notifier: string;
+  notifier_type: 'webhook' | 'smtp';
+  count: number;
+  text: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: string;
+  next_attempt_at: string | null;
+  ended_at: string | null;
+}
+
 /** Encodes one path segment. */
 export const seg = (s: string): string => encodeURIComponent(s);
 

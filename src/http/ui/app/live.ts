@@ -4,13 +4,14 @@
  * when it cannot (`reset`), every page reloads its data.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { RunJson } from './api.js';
+import type { NotificationJson, RunJson } from './api.js';
 
 /** A change the stream reports. */
 export type LiveEvent =
   | { type: 'run'; change: 'recorded' | 'started' | 'ended'; run: RunJson }
   | { type: 'job'; app: string; job: string; paused: boolean }
   | { type: 'jobs' }
+  | { type: 'notification'; notification: NotificationJson }
   | { type: 'reset' };
 
 type Listener = (e: LiveEvent) => void;
@@ -70,6 +71,10 @@ function open(afterGivingUp: boolean): void {
     emit({ type: 'job', ...d });
   });
   es.addEventListener('jobs', () => emit({ type: 'jobs' }));
+  es.addEventListener('notification', (m) => {
+    const d = JSON.parse((m as MessageEvent<string>).data) as { notification: NotificationJson };
+    emit({ type: 'notification', notification: d.notification });
+  });
   es.addEventListener('reset', () => emit({ type: 'reset' }));
 }
 

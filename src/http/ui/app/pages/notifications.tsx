@@ -1,51 +1,45 @@
 /**
  * Notifications (SPEC §12): what was sent to whom about which job, and how its
- * delivery went — newest first, filtered by status, refreshed while pending.
+ * delivery went — newest first, filtered by status, updated live (the event stream).
  */
-import { useEffect, useState } from 'preact/hooks';
-import { get } from '../api.js';
+import { useState } from 'preact/hooks';
+import { get, type NotificationJson } from '../api.js';
 import { errorText, Notice, useLoad, When } from '../components.js';
 import { LOCAL_ZONE } from '../format.js';
+import { useLive } from '../live.js';
 import { Link } from '../router.js';
 
-/** A notification as the API returns it. */
-interface NotificationJson {
-  id: string;
-  event: 'failed' | 'missed' | 'recovered' | 'slow';
-  app: string;
-  job: string;
-  run_id: string;
-  notifier: string;
-  notifier_type: 'webhook' | 'smtp';
-  count: number;
-  text: string;
-  status: 'pending' | 'delivered' | 'failed';
-  attempts: number;
-  last_status: number | null;
-  last_error: string | null;
-  created_at: string;
-  next_attempt_at: string | null;
-  ended_at: string | null;
-}
+/** Notifications listed (the newest). */
+const LIMIT = 200;
 
 const TONE = { delivered: 'ok', pending: 'live', failed: 'bad' } as const;
 
 /** The page. */
 export function NotificationsPage() {
   const [status, setStatus] = useState('');
-  const { data, error, reload } = useLoad(
+  const { data, error, reload, set } = useLoad(
     () =>
       get<{ notifications: NotificationJson[] }>(
-        `/api/v1/notifications?limit=200${status ? `&status=${status}` : ''}`,
+        `/api/v1/notifications?limit=${LIMIT}${status ? `&status=${status}` : ''}`,
       ),
     [status],
   );
-  const pending = data?.notifications.some((n) => n.status === 'pending') ?? false;
-  useEffect(() => {
-    if (!pending) return;
-    const t = setInterval(reload, 2000);
-    return () => clearInterval(t);
-  }, [pending]);
+  // live: a new notification goes on top, a delivery attempt updates its row in place
+  useLive((e) => {
+    if (e.type === 'reset') return reload();
+    if (e.type !== 'notification') return;
+    const n = e.notification;
+    const shown = status === '' || n.status === status;
+    set((d) => {
+      const at = d.notifications.findIndex((x) => x.id === n.id);
+      const list = [...d.notifications];
+      if (at >= 0) {
+        if (shown) list[at] = n;
+        else list.splice(at, 1);
+      } else if (shown) list.unshift(n);
+      return { notifications: list.slice(0, LIMIT) };
+    });
+  });
   return (
     <main>
       <h1>Notifications</h1>
