@@ -134,6 +134,7 @@ export function systems(pgUrl?: string): System[] {
   return [
     peer('floor: http.request keep-alive', 'floor-http.mjs', () => 2500),
     peer('floor: undici Agent.request', 'floor-undici.mjs', () => 2500),
+    peer('durable floor: + rows, signing, logs', 'floor-durable.mjs', () => 2500),
     peer('croner 11 + undici', 'peer-croner.mjs', (n) => (n >= 10_000 ? 5000 : 3000)),
     peer('node-cron 4.6 + undici', 'peer-node-cron.mjs', (n) => (n >= 10_000 ? 5000 : 3000)),
     peer('BullMQ 6.7 job schedulers', 'peer-bullmq.mjs', (n) => (n >= 10_000 ? 30_000 : 8000), [
