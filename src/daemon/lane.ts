@@ -179,10 +179,14 @@ export class Lane {
   private reserve(run: NewRun, waitFor: Slot | null): Slot {
     let release!: () => void;
     const done = new Promise<void>((r) => (release = r));
+    const controller = new AbortController();
+    // node builds a controller's signal on first read: read it now, at admission (ahead of a
+    // planned fire's instant), not when the run's request is about to leave
+    void controller.signal;
     const slot: SlotInternal = {
       run,
       order: this.order++,
-      controller: new AbortController(),
+      controller,
       stopReason: null,
       waitFor,
       running: false,
