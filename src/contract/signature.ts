@@ -139,8 +139,13 @@ export function sign(opts: SignOptions): string {
       `sign: timestamp must be a non-negative integer of Unix seconds, got ${t}`,
     );
   }
-  const mac = hmac(opts.secret, signingBytes(t, opts.method, opts.path, opts.body));
-  return `t=${t},${SIGNATURE_VERSION}=${mac.toString('hex')}`;
+  // the bytes of signingBytes(), fed to the MAC in two parts instead of copied into one array
+  const mac = createHmac('sha256', opts.secret).update(
+    `${t}.${opts.method.toUpperCase()}.${opts.path}.`,
+  );
+  const payload = bodyBytes(opts.body);
+  if (payload.length > 0) mac.update(payload);
+  return `t=${t},${SIGNATURE_VERSION}=${mac.digest('hex')}`;
 }
 
 /** Alias of {@link sign}, for call sites where `sign` is ambiguous. */

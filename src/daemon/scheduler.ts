@@ -18,6 +18,7 @@ import { rfc3339Utc, runKey as makeRunKey } from '../contract/run.js';
 import { nextFire } from '../contract/schedule/index.js';
 import { uuidv7 } from '../fire/ids.js';
 import type { Clock, CommandRunner, Transport } from '../fire/types.js';
+import { urlTarget } from '../fire/url-target.js';
 import { execute, type ExecuteCommand } from './executor.js';
 import { DaemonEmitter } from './events.js';
 import type { RunGuard } from './global-locks.js';
@@ -413,6 +414,8 @@ export class Scheduler implements SchedulerCore {
       this.pushNext(lane, item.index, item.nominal);
       this.metrics.expected(lane.key, item.nominal);
       const run = this.newRun(job, item.index, item.nominal, 'schedule');
+      // parse the job's URL now (it is cached), not as the request leaves at the instant
+      if (job.job.request !== undefined) urlTarget(job.job.request.url);
       const planned = this.plan(lane, run, item.at);
       const slot = planned.decision && 'slot' in planned.decision ? planned.decision.slot : null;
       if (slot) {
