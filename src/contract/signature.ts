@@ -95,8 +95,10 @@ const HEX_64 = /^[0-9a-fA-F]{64}$/;
 const DECIMAL = /^[0-9]{1,16}$/;
 const OWS = /^[ \t]+|[ \t]+$/g;
 
+const NO_BYTES = new Uint8Array(0);
+
 function bodyBytes(body: SignableBody): Uint8Array {
-  if (body === undefined || body === null) return new Uint8Array(0);
+  if (body === undefined || body === null || body === '') return NO_BYTES;
   return typeof body === 'string' ? encoder.encode(body) : body;
 }
 
