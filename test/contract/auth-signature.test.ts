@@ -1,4 +1,6 @@
 /** Unit tests for the signing contract: header parsing, skew window, rotation, failures. */
+import { createHmac } from 'node:crypto';
+import { fc, test as propTest } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_MAX_SKEW_SECONDS,
@@ -59,6 +61,21 @@ describe('sign', () => {
     expect(bytes).toBe('1730000000.PATCH./p?q=1.b');
     expect(signed({ method: 'post' })).toBe(signed({ method: 'POST' }));
   });
+
+  propTest.prop([
+    fc.string({ unit: 'binary', minLength: 1 }),
+    fc.string({ unit: 'binary' }),
+    fc.oneof(fc.string({ unit: 'binary' }), fc.uint8Array()),
+    fc.constantFrom('get', 'POST', 'Patch'),
+  ])(
+    'is the HMAC-SHA256 of signingBytes, for any path and body (lone surrogates too)',
+    (secret, path, body, method) => {
+      const mac = createHmac('sha256', secret)
+        .update(signingBytes(T, method, path, body))
+        .digest('hex');
+      expect(sign({ secret, method, path, body, timestamp: T })).toBe(`t=${T},v1=${mac}`);
+    },
+  );
 
   it('treats a missing body, an empty string and zero bytes alike', () => {
     const none = signed({ body: undefined });
