@@ -82,7 +82,7 @@ export class Notifications {
 
   /** A run started: arms its `slow` timers. */
   runStarted(job: RegisteredJob, run: RunRecord): void {
-    if (this.stopped) return;
+    if (this.stopped || job.notify.length === 0) return;
     const timers: NodeJS.Timeout[] = [];
     const started = run.startedAt ?? this.deps.clock.now();
     const thresholds = new Set(
