@@ -24,6 +24,7 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 const target = new URL(url);
 const dir = mkdtempSync(join(tmpdir(), 'cronix-durable-floor-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+process.on('SIGTERM', () => process.exit(0)); // the bench stops it with SIGTERM
 const db = new Database(join(dir, 'runs.db'));
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = FULL');
