@@ -177,15 +177,27 @@ function listQuery(
   return q;
 }
 
+/** Fetches a filtered list from the API and prints its rows (`key` of the response). */
+async function showList(
+  o: ClientOptions,
+  path: string,
+  q: URLSearchParams,
+  key: string,
+  columns: string[],
+  row: (r: Row) => Row = (r) => r,
+): Promise<number> {
+  const json = await call(o, 'GET', `${path}${q.size > 0 ? `?${q}` : ''}`);
+  if (!json) return EXIT.error;
+  return print(o, json, (json[key] as Row[]).map(row), columns);
+}
+
 /** `cronix runs [--job app.job] [--outcome X] [--limit n]`. */
 export async function runsCommand(
   o: ClientOptions & { job?: string; outcome?: string; limit?: string },
 ): Promise<number> {
   const q = listQuery(o, [['outcome', o.outcome, RUN_OUTCOMES]]);
   if (!q) return EXIT.usage;
-  const json = await call(o, 'GET', `/api/v1/runs${q.size > 0 ? `?${q}` : ''}`);
-  if (!json) return EXIT.error;
-  return print(o, json, (json['runs'] as Row[]).map(withDuration), RUN_COLUMNS);
+  return showList(o, '/api/v1/runs', q, 'runs', RUN_COLUMNS, withDuration);
 }
 
 /** `cronix notifications [--job app.job] [--event E] [--status S] [--limit n]`. */
@@ -197,9 +209,7 @@ export async function notificationsCommand(
     ['status', o.status, NOTIFICATION_STATUSES],
   ]);
   if (!q) return EXIT.usage;
-  const json = await call(o, 'GET', `/api/v1/notifications${q.size > 0 ? `?${q}` : ''}`);
-  if (!json) return EXIT.error;
-  return print(o, json, json['notifications'] as Row[], [
+  return showList(o, '/api/v1/notifications', q, 'notifications', [
     'id',
     'created_at',
     'app',
