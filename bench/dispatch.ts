@@ -8,6 +8,11 @@
  * `cronix serve` (SQLite, and PostgreSQL when a server answers). Every system
  * is given a six-field schedule for T and time to register before it; its peak
  * RSS is read from /proc while it dispatches.
+ *
+ * With `bursts` = 2 (steady state) every system fires at two instants of one
+ * minute, T1 and T2 = T1 + 8 s (15 s at 10,000), and only the second burst is
+ * measured: what a long-running process does at every boundary after its
+ * first, with its code warm (optimized by V8) and its pools open.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import {
@@ -45,7 +50,8 @@ interface System {
   name: string;
   /** ms between the start of the process and T. */
   lead(n: number): number;
-  start(sinkUrl: string, n: number, t: number, dir: string): ChildProcess;
+  /** Starts the system with a schedule that fires at each of `instants` (one minute). */
+  start(sinkUrl: string, n: number, instants: number[], dir: string): ChildProcess;
   ready: RegExp;
 }
 
@@ -76,9 +82,10 @@ function cronixSystem(name: string, storeUrl?: string): System {
     name,
     lead: (n) => (n >= 10_000 ? 9000 : 5000),
     ready: /"event":"listening"/,
-    start(sinkUrl, n, t, dir) {
-      const at = new Date(t);
-      const schedule = `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} * * *`;
+    start(sinkUrl, n, instants, dir) {
+      const at = new Date(instants[0] ?? 0);
+      const seconds = instants.map((t) => new Date(t).getUTCSeconds()).join(',');
+      const schedule = `${seconds} ${at.getUTCMinutes()} ${at.getUTCHours()} * * *`;
       const files: string[] = [];
       for (let m = 0; m * 250 < n; m++) {
         const jobs = [];
@@ -129,7 +136,8 @@ export function systems(pgUrl?: string): System[] {
     name,
     lead,
     ready: /^ready$/m,
-    start: (sinkUrl, n, t, dir) => node(file, [sinkUrl, String(n), String(t), ...extra], dir),
+    start: (sinkUrl, n, instants, dir) =>
+      node(file, [sinkUrl, String(n), instants.join(','), ...extra], dir),
   });
   return [
     peer('floor: http.request keep-alive', 'floor-http.mjs', () => 2500),
@@ -165,25 +173,46 @@ const peakRssMb = (pid: number): number => {
   }
 };
 
-/** Runs one system once at size n. */
+/**
+ * The instants of one run: the first whole second after the system's lead time, and with two
+ * bursts a second instant `gap` later in the same minute (a six-field pattern lists both).
+ */
+function instantsOf(system: System, n: number, bursts: 1 | 2): number[] {
+  let t = Math.ceil((Date.now() + system.lead(n)) / 1000) * 1000;
+  if (bursts === 1) return [t];
+  const gap = n >= 10_000 ? 15_000 : 8000;
+  const second = new Date(t).getUTCSeconds();
+  if (second * 1000 + gap > 59_000) t += (60 - second) * 1000; // both in one minute
+  return [t, t + gap];
+}
+
+/** Runs one system once at size n; with two bursts, the second is measured. */
 export async function runOnce(
   system: System,
   n: number,
   run: number,
   pgSchema?: () => Promise<void>,
+  bursts: 1 | 2 = 1,
 ): Promise<DispatchRow> {
   const dir = mkdtempSync(join(tmpdir(), 'cronix-bench-dispatch-'));
   const load = loadavg()[0] ?? 0;
-  const t = Math.ceil((Date.now() + system.lead(n)) / 1000) * 1000;
+  const instants = instantsOf(system, n, bursts);
+  const t = instants[0] ?? 0;
+  const measured = instants.at(-1) ?? t;
   const portFile = join(dir, 'port');
-  const sink = node('sink.mjs', [portFile, String(t), String(n), String(t - Date.now() + 60_000)]);
+  const sink = node('sink.mjs', [
+    portFile,
+    instants.join(','),
+    String(n),
+    String(measured - Date.now() + 60_000),
+  ]);
   let stats = '';
   sink.stdout?.on('data', (d: Buffer) => (stats += d.toString()));
   const sinkDone = new Promise<void>((r) => sink.on('exit', () => r()));
   while (!existsSync(portFile) || readFileSync(portFile, 'utf8') === '') await sleep(20);
   const sinkUrl = `http://127.0.0.1:${readFileSync(portFile, 'utf8')}`;
   await pgSchema?.();
-  const child = system.start(sinkUrl, n, t, dir);
+  const child = system.start(sinkUrl, n, instants, dir);
   const outFile = join(dir, 'out.log');
   let out = '';
   let readyAt = 0;
@@ -197,7 +226,10 @@ export async function runOnce(
   let rss = 0;
   const poll = setInterval(() => (rss = Math.max(rss, peakRssMb(child.pid ?? 0))), 100);
   let cpuBefore = 0;
-  const cpuMark = setTimeout(() => (cpuBefore = cpuMsOf(child.pid ?? 0)), t - 100 - Date.now());
+  const cpuMark = setTimeout(
+    () => (cpuBefore = cpuMsOf(child.pid ?? 0)),
+    measured - 100 - Date.now(),
+  );
   await sinkDone;
   const cpuMs = cpuMsOf(child.pid ?? 0) - cpuBefore;
   clearTimeout(cpuMark);
@@ -245,6 +277,7 @@ export async function benchDispatch(
   runs = 2,
   pgUrl?: string,
   only?: RegExp,
+  bursts: 1 | 2 = 1,
 ): Promise<DispatchRow[]> {
   const rows: DispatchRow[] = [];
   const list = systems(
@@ -255,7 +288,7 @@ export async function benchDispatch(
       for (const system of list.filter((s) => !only || only.test(s.name))) {
         const fresh =
           system.name.includes('PostgreSQL') && pgUrl ? () => dropBenchSchema(pgUrl) : undefined;
-        const row = await runOnce(system, n, run, fresh);
+        const row = await runOnce(system, n, run, fresh, bursts);
         console.log(JSON.stringify(row));
         rows.push(row);
         await sleep(1000);

@@ -7,7 +7,8 @@
 //   - per response: a `run-ended` log line; the ends are committed in one transaction once the
 //     burst has left (as cronix defers run-end writes behind a burst).
 // No scheduling, no policies, no API, no retries: a lower bound for any scheduler that keeps
-// SPEC §4–§7, not a competitor. argv: sink URL, N, T (epoch ms).
+// SPEC §4–§7, not a competitor. argv: sink URL, N, T (epoch ms; or several instants, comma
+// separated: N fires at each).
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -18,7 +19,7 @@ import pino from 'pino';
 
 const [url, nArg, tArg] = process.argv.slice(2);
 const N = Number(nArg);
-const T = Number(tArg);
+const instants = tArg.split(',').map(Number);
 const SECRET = 'bench-secret-0123456789';
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 const target = new URL(url);
@@ -47,15 +48,18 @@ const log = pino(
   destination,
 );
 
-// planned ahead: every fire's row is durable before T
-const fireSec = String(Math.floor(T / 1000));
-const runs = [];
-for (let i = 0; i < N; i++) {
-  const id = randomUUID();
-  runs.push({ id, key: `bench/j${i}#${new Date(T).toISOString()}`, job: `j${i}` });
-}
+// planned ahead: every fire's row is durable before its instant
+const bursts = instants.map((T) => {
+  const fireSec = String(Math.floor(T / 1000));
+  const runs = [];
+  for (let i = 0; i < N; i++) {
+    const id = randomUUID();
+    runs.push({ id, key: `bench/j${i}#${new Date(T).toISOString()}`, job: `j${i}`, T, fireSec });
+  }
+  return { T, runs };
+});
 db.transaction(() => {
-  for (const r of runs) insert.run(r.id, r.key, r.job, T, T);
+  for (const { runs } of bursts) for (const r of runs) insert.run(r.id, r.key, r.job, r.T, r.T);
 })();
 console.log('ready');
 
@@ -78,8 +82,8 @@ function fire(r) {
     'X-Cron-Run-Key': r.key,
     'Idempotency-Key': r.key,
     'X-Cron-Schedule-Name': r.job,
-    'X-Cron-Fire-Time': fireSec,
-    'X-Cron-Fire-Time-Actual': fireSec,
+    'X-Cron-Fire-Time': r.fireSec,
+    'X-Cron-Fire-Time-Actual': r.fireSec,
     'X-Cron-Attempt': '1',
     traceparent: `00-${r.id.replace(/-/g, '')}-${randomBytes(8).toString('hex')}-01`,
     'X-Cron-Signature': `t=${ts},v1=${mac}`,
@@ -109,8 +113,9 @@ function fire(r) {
   req.end();
 }
 
-setTimeout(() => {
-  for (const r of runs) fire(r);
-}, T - Date.now());
-// ends not all in by T + 30 s are committed anyway
-setTimeout(() => ended.length > 0 && commitEnds(), T - Date.now() + 30_000).unref();
+for (const { T, runs } of bursts)
+  setTimeout(() => {
+    for (const r of runs) fire(r);
+  }, T - Date.now());
+// ends not all in by the last instant + 30 s are committed anyway
+setTimeout(() => ended.length > 0 && commitEnds(), instants.at(-1) - Date.now() + 30_000).unref();

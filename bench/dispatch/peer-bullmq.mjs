@@ -4,13 +4,15 @@ import { Queue, Worker } from 'bullmq';
 import { Agent } from 'undici';
 const [url, nArg, tArg, redisUrl] = process.argv.slice(2);
 const N = Number(nArg);
-const T = new Date(Number(tArg));
+// the instant T, or several in one minute (comma separated): one pattern fires at each
+const instants = tArg.split(',').map((t) => new Date(Number(t)));
+const T = instants[0];
 const r = new URL(redisUrl ?? 'redis://127.0.0.1:6379');
 const connection = { host: r.hostname, port: Number(r.port || 6379), maxRetriesPerRequest: null };
 const prefix = `bench-bullmq-${process.pid}`;
 const agent = new Agent({ connections: 256 });
 const origin = new URL(url).origin;
-const pattern = `${T.getUTCSeconds()} ${T.getUTCMinutes()} ${T.getUTCHours()} * * *`;
+const pattern = `${instants.map((t) => t.getUTCSeconds()).join(',')} ${T.getUTCMinutes()} ${T.getUTCHours()} * * *`;
 const queue = new Queue('dispatch', { connection, prefix });
 for (let i = 0; i < N; i += 500)
   await Promise.all(

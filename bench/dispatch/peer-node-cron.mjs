@@ -3,10 +3,12 @@ import cron from 'node-cron';
 import { Agent } from 'undici';
 const [url, nArg, tArg] = process.argv.slice(2);
 const N = Number(nArg);
-const T = new Date(Number(tArg));
+// the instant T, or several in one minute (comma separated): one pattern fires at each
+const instants = tArg.split(',').map((t) => new Date(Number(t)));
+const T = instants[0];
 const agent = new Agent({ connections: 256 });
 const origin = new URL(url).origin;
-const pattern = `${T.getUTCSeconds()} ${T.getUTCMinutes()} ${T.getUTCHours()} * * *`;
+const pattern = `${instants.map((t) => t.getUTCSeconds()).join(',')} ${T.getUTCMinutes()} ${T.getUTCHours()} * * *`;
 for (let i = 0; i < N; i++)
   cron.schedule(
     pattern,
