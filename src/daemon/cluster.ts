@@ -17,6 +17,13 @@
  *   and does not take the lease while they differ by more than 2 s.
  * - **Verbs on a standby** are written to the store for the leader (commands),
  *   which carries them out and answers through the store.
+ * - **Live views on a standby.** The leader announces the runs it records,
+ *   starts and ends and the jobs it pauses (NOTIFY, at most one message per
+ *   {@link LIVE_BATCH_MS}, listing up to {@link LIVE_MAX_RUNS} runs, else
+ *   "many"); a standby reads those runs back from the store and puts them in
+ *   its event stream (`replica-run`), or tells its clients to reload
+ *   (`replica-reset`). Best effort: a lost message costs a live update, never
+ *   a run.
  */
 import type pg from 'pg';
 import type { Manifest } from '../contract/manifest/types.js';
@@ -39,6 +46,16 @@ export const MAX_SKEW_MS = 2000;
 export const FORWARD_TIMEOUT_MS = 5000;
 /** A forwarded verb older than this is not carried out (its caller has given up). */
 export const COMMAND_MAX_AGE_MS = 10_000;
+/** The leader gathers run changes this long before it announces them to the standbys. */
+export const LIVE_BATCH_MS = 100;
+/** Most runs one announcement lists; a busier batch is announced as "many" (reload). */
+export const LIVE_MAX_RUNS = 100;
+/** "many" is announced at most this often: each one makes every standby client reload. */
+export const LIVE_MANY_MS = 1000;
+
+/** What the leader announces to the standbys' live views (the NOTIFY payload after `live:`). */
+type LiveMessage =
+  { runs: string[] } | { many: true } | { job: { app: string; job: string; paused: boolean } };
 
 /** What a replica needs. */
 export interface ClusterDeps {
@@ -84,11 +101,24 @@ export class Cluster implements DaemonControl {
   /** The current term's scheduler has finished its start-up (recovery, catch-up). */
   private ready = false;
   private readonly channel: string;
+  /** Runs changed since the last announcement (leader); null once more than can be listed. */
+  private liveRuns: Set<string> | null = new Set();
+  private liveTimer: NodeJS.Timeout | undefined;
+  private lastMany = -Infinity;
+  /** Announcements a standby is reading back, one after another. */
+  private liveTurn: Promise<void> = Promise.resolve();
 
   constructor(private readonly deps: ClusterDeps) {
     this.events = deps.events;
     this.metrics = deps.metrics;
     this.channel = lease.channelOf(deps.store.target.schema);
+    const changed = (run: RunRecord): void => this.runChanged(run.id);
+    deps.events.on('run-recorded', changed);
+    deps.events.on('run-started', changed);
+    deps.events.on('run-ended', changed);
+    deps.events.on('job-paused', (job) => {
+      if (this.role === 'leader') this.announce({ job });
+    });
   }
 
   // ---- life cycle ----
@@ -116,6 +146,7 @@ export class Cluster implements DaemonControl {
     const term = this.term;
     if (term) {
       await term.scheduler.stop(graceMs);
+      this.flushLive();
       this.endTerm('stopping');
       await lease
         .releaseLease(this.deps.store.pool, this.deps.replicaId, term.epoch)
@@ -418,6 +449,64 @@ export class Cluster implements DaemonControl {
     }
   }
 
+  // ---- live views ----
+
+  /** Leader: a run changed; it is announced with the others of its batch. */
+  private runChanged(id: string): void {
+    if (this.role !== 'leader') return;
+    if (this.liveRuns !== null) {
+      this.liveRuns.add(id);
+      if (this.liveRuns.size > LIVE_MAX_RUNS) this.liveRuns = null;
+    }
+    this.liveTimer ??= setTimeout(() => this.flushLive(), LIVE_BATCH_MS).unref();
+  }
+
+  /** Leader: announces the batch of run changes gathered so far. */
+  private flushLive(): void {
+    clearTimeout(this.liveTimer);
+    this.liveTimer = undefined;
+    const runs = this.liveRuns;
+    if (runs === null) {
+      // a burst: one "many" per LIVE_MANY_MS, and one after its last change
+      const wait = this.lastMany + LIVE_MANY_MS - performance.now();
+      if (wait > 0 && !this.stopping) {
+        this.liveTimer = setTimeout(() => this.flushLive(), wait).unref();
+        return;
+      }
+      this.lastMany = performance.now();
+    }
+    this.liveRuns = new Set();
+    if (runs === null) this.announce({ many: true });
+    else if (runs.size > 0) this.announce({ runs: [...runs] });
+  }
+
+  private announce(message: LiveMessage): void {
+    void lease
+      .notify(this.deps.store.pool, this.channel, `live:${JSON.stringify(message)}`)
+      .catch(() => undefined); // best effort: a lost announcement costs a live update only
+  }
+
+  /** Standby: puts what the leader announced into this replica's event stream. */
+  private received(payload: string): void {
+    let message: LiveMessage;
+    try {
+      message = JSON.parse(payload) as LiveMessage;
+    } catch {
+      return;
+    }
+    this.liveTurn = this.liveTurn
+      .then(async () => {
+        if ('many' in message) this.events.emit('replica-reset');
+        else if ('job' in message) this.events.emit('job-paused', message.job);
+        else if ('runs' in message && Array.isArray(message.runs)) {
+          const runs = await this.deps.store.runsByIds(message.runs).catch(() => null);
+          if (runs === null) return void this.events.emit('replica-reset');
+          for (const run of runs) this.events.emit('replica-run', { change: changeOf(run), run });
+        }
+      })
+      .catch(() => undefined); // a failing listener must not stop the announcements after it
+  }
+
   // ---- notifications ----
 
   private async listen(): Promise<void> {
@@ -428,6 +517,8 @@ export class Cluster implements DaemonControl {
       if (payload === 'released' && this.role === 'standby') this.schedule(0);
       else if (payload.startsWith('command:') && this.role === 'leader') this.schedule(0);
       else if (payload.startsWith('done:')) this.waiting.get(Number(payload.slice(5)))?.();
+      else if (payload.startsWith('live:') && this.role === 'standby')
+        this.received(payload.slice(5));
     });
     let gone = false;
     const again = (): void => {
@@ -447,6 +538,12 @@ export class Cluster implements DaemonControl {
       await client.end().catch(() => undefined);
     }
   }
+}
+
+/** The change a run read back from the store stands for, by its phase now. */
+function changeOf(run: RunRecord): 'recorded' | 'started' | 'ended' {
+  if (run.phase === 'ended') return 'ended';
+  return run.phase === 'running' ? 'started' : 'recorded';
 }
 
 /** Carries out a verb on the leader's scheduler. */

@@ -27,6 +27,14 @@ export interface DaemonEvents {
    * (`pending` again, `delivered` or `failed`).
    */
   notification: [n: NotificationRecord];
+  /**
+   * On a standby (high availability): a run the leader recorded, started or ended, read back
+   * from the store when the leader announced it. For the live views only: the run is the
+   * leader's, so it is neither logged nor counted here.
+   */
+  'replica-run': [info: { change: 'recorded' | 'started' | 'ended'; run: RunRecord }];
+  /** On a standby: the leader changed more runs at once than it lists; live views reload. */
+  'replica-reset': [];
   /** A job was paused or resumed (its pause is durable). */
   'job-paused': [info: { app: string; job: string; paused: boolean }];
   /** Manifests were (re)loaded. */

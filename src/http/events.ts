@@ -17,7 +17,9 @@
  * - `jobs` `{"jobs": N}`: the manifests were reloaded (the job list changed).
  * - `notification` `{"notification": notification}` (the API's notification shape): one was
  *   recorded, or a delivery attempt changed it (SPEC §12).
- * - `reset` `{}`: events were missed and cannot be replayed; reload.
+ * - `reset` `{}`: events were missed and cannot be replayed; reload. On a standby replica it
+ *   also comes in the stream when the leader changed more runs at once than it announces one
+ *   by one (a burst), so the client reloads what it shows.
  */
 import { randomBytes } from 'node:crypto';
 import type { DaemonEmitter, DaemonEvents } from '../daemon/events.js';
@@ -46,7 +48,7 @@ class HubEvent {
 
   constructor(
     readonly seq: number,
-    readonly event: 'run' | 'job' | 'jobs' | 'notification',
+    readonly event: 'run' | 'job' | 'jobs' | 'notification' | 'reset',
     readonly app: string | null,
     readonly job: string | null,
     private data: (() => unknown) | null,
@@ -104,6 +106,9 @@ export class EventHub {
     on('run-recorded', run('recorded'));
     on('run-started', run('started'));
     on('run-ended', run('ended'));
+    // a standby's view of the leader's runs (high availability)
+    on('replica-run', (e) => run(e.change)(e.run));
+    on('replica-reset', () => this.publish('reset', null, null, () => ({})));
     on('job-paused', (e) => this.publish('job', e.app, e.job, () => e));
     // recorded, then after each delivery attempt; the API's record: no URL, credential or body
     on('notification', (n) =>

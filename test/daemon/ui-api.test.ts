@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon, type DaemonHandle } from '../../src/http/serve.js';
 import type { Store } from '../../src/daemon/store/types.js';
 import { startSink, type Sink } from '../helpers/sink.js';
+import { readEvents } from '../helpers/sse.js';
 
 let sink: Sink;
 let daemon: DaemonHandle;
@@ -159,38 +160,6 @@ describe('session and CSRF', () => {
     expect(same.status).toBe(202);
   });
 });
-
-/** Reads SSE messages from a response until `stop` says so. */
-async function readEvents(
-  res: Response,
-  stop: (events: { id?: string; event: string; data: string }[]) => boolean,
-) {
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buf = '';
-  const events: { id?: string; event: string; data: string }[] = [];
-  const deadline = Date.now() + 10_000;
-  while (!stop(events) && Date.now() < deadline) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buf += decoder.decode(value, { stream: true });
-    let i: number;
-    while ((i = buf.indexOf('\n\n')) >= 0) {
-      const block = buf.slice(0, i);
-      buf = buf.slice(i + 2);
-      const e: { id?: string; event: string; data: string } = { event: 'message', data: '' };
-      for (const line of block.split('\n')) {
-        if (line.startsWith('id: ')) e.id = line.slice(4);
-        else if (line.startsWith('event: ')) e.event = line.slice(7);
-        else if (line.startsWith('data: ')) e.data += line.slice(6);
-      }
-      if (block.startsWith(':') || block.startsWith('retry:')) continue;
-      events.push(e);
-    }
-  }
-  await reader.cancel();
-  return events;
-}
 
 describe('event stream', () => {
   it('streams run changes and resumes after Last-Event-ID with exactly the missed events', async () => {

@@ -132,6 +132,16 @@ export class PostgresStore implements Store {
     return rows[0] ? fromPgRow(rows[0]) : null;
   }
 
+  /** The runs of `ids` that exist, in one statement (a standby's live view, SPEC §10, §13). */
+  async runsByIds(ids: readonly string[]): Promise<RunRecord[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.pool.query<Row>(
+      `SELECT ${PG_RUN_COLUMNS} FROM runs WHERE id = ANY($1::text[]) ORDER BY seq`,
+      [ids],
+    );
+    return rows.map(fromPgRow);
+  }
+
   async listRuns(filter: RunFilter): Promise<RunRecord[]> {
     const where: string[] = [];
     const params: unknown[] = [];
