@@ -10,6 +10,7 @@
 import Database from 'better-sqlite3';
 import { type AppliedMigration, appliedMigrations, migrateSqlite } from './migrations.js';
 import { SqliteNotifications } from './sqlite-notifications.js';
+import { withSeq } from './record.js';
 import type {
   AttemptLogEntry,
   Checkpoint,
@@ -462,7 +463,7 @@ export class SqliteStore implements Store {
         outputTruncated: row.outputTruncated ? 1 : 0,
       }).lastInsertRowid,
     );
-    return { kind: 'recorded', run: { ...row, seq } };
+    return { kind: 'recorded', run: withSeq(row, seq) };
   }
 
   #withdraw(id: string): LedgerResult {

@@ -8,6 +8,7 @@
  * holder named.
  */
 import type pg from 'pg';
+import { withSeq } from '../record.js';
 import type {
   AttemptLogEntry,
   EndPatch,
@@ -230,8 +231,7 @@ async function inserts(client: pg.PoolClient, ops: Of<'insert'>[]): Promise<Ledg
     return {
       kind: 'recorded',
       run: {
-        ...run,
-        seq: row.seq,
+        ...withSeq(run, row.seq), // a spread over a record's own fields keeps its map
         phase: row.phase,
         outcome: row.outcome,
         startedAt: row.startedAt,
