@@ -18,10 +18,11 @@
  * - **Verbs on a standby** are written to the store for the leader (commands),
  *   which carries them out and answers through the store.
  * - **Live views on a standby.** The leader announces the runs it records,
- *   starts and ends and the jobs it pauses (NOTIFY, at most one message per
- *   {@link LIVE_BATCH_MS}, listing up to {@link LIVE_MAX_RUNS} runs, else
- *   "many"); a standby reads those runs back from the store and puts them in
- *   its event stream (`replica-run`), or tells its clients to reload
+ *   starts and ends, the notifications it records or delivers and the jobs it
+ *   pauses (NOTIFY, at most one message per {@link LIVE_BATCH_MS}, listing up
+ *   to {@link LIVE_MAX_RUNS} ids, else "many"); a standby reads them back from
+ *   the store and puts them in its event stream (`replica-run`,
+ *   `replica-notification`), or tells its clients to reload
  *   (`replica-reset`). Best effort: a lost message costs a live update, never
  *   a run.
  */
@@ -48,14 +49,16 @@ export const FORWARD_TIMEOUT_MS = 5000;
 export const COMMAND_MAX_AGE_MS = 10_000;
 /** The leader gathers run changes this long before it announces them to the standbys. */
 export const LIVE_BATCH_MS = 100;
-/** Most runs one announcement lists; a busier batch is announced as "many" (reload). */
+/** Most runs (and notifications) one announcement lists; a busier batch is "many" (reload). */
 export const LIVE_MAX_RUNS = 100;
 /** "many" is announced at most this often: each one makes every standby client reload. */
 export const LIVE_MANY_MS = 1000;
 
 /** What the leader announces to the standbys' live views (the NOTIFY payload after `live:`). */
 type LiveMessage =
-  { runs: string[] } | { many: true } | { job: { app: string; job: string; paused: boolean } };
+  | { runs: string[]; notifications: string[] }
+  | { many: true }
+  | { job: { app: string; job: string; paused: boolean } };
 
 /** What a replica needs. */
 export interface ClusterDeps {
@@ -103,6 +106,8 @@ export class Cluster implements DaemonControl {
   private readonly channel: string;
   /** Runs changed since the last announcement (leader); null once more than can be listed. */
   private liveRuns: Set<string> | null = new Set();
+  /** Notifications changed since the last announcement (leader), as for runs. */
+  private liveNotes: Set<string> | null = new Set();
   private liveTimer: NodeJS.Timeout | undefined;
   private lastMany = -Infinity;
   /** Announcements a standby is reading back, one after another. */
@@ -112,10 +117,11 @@ export class Cluster implements DaemonControl {
     this.events = deps.events;
     this.metrics = deps.metrics;
     this.channel = lease.channelOf(deps.store.target.schema);
-    const changed = (run: RunRecord): void => this.runChanged(run.id);
+    const changed = (run: RunRecord): void => this.changed('run', run.id);
     deps.events.on('run-recorded', changed);
     deps.events.on('run-started', changed);
     deps.events.on('run-ended', changed);
+    deps.events.on('notification', (n) => this.changed('notification', n.id));
     deps.events.on('job-paused', (job) => {
       if (this.role === 'leader') this.announce({ job });
     });
@@ -451,12 +457,13 @@ export class Cluster implements DaemonControl {
 
   // ---- live views ----
 
-  /** Leader: a run changed; it is announced with the others of its batch. */
-  private runChanged(id: string): void {
+  /** Leader: a run or notification changed; it is announced with the others of its batch. */
+  private changed(what: 'run' | 'notification', id: string): void {
     if (this.role !== 'leader') return;
-    if (this.liveRuns !== null) {
-      this.liveRuns.add(id);
-      if (this.liveRuns.size > LIVE_MAX_RUNS) this.liveRuns = null;
+    const set = what === 'run' ? this.liveRuns : this.liveNotes;
+    if (set !== null) {
+      set.add(id);
+      if (set.size > LIVE_MAX_RUNS) this.liveRuns = this.liveNotes = null;
     }
     this.liveTimer ??= setTimeout(() => this.flushLive(), LIVE_BATCH_MS).unref();
   }
@@ -466,7 +473,8 @@ export class Cluster implements DaemonControl {
     clearTimeout(this.liveTimer);
     this.liveTimer = undefined;
     const runs = this.liveRuns;
-    if (runs === null) {
+    const notes = this.liveNotes;
+    if (runs === null || notes === null) {
       // a burst: one "many" per LIVE_MANY_MS, and one after its last change
       const wait = this.lastMany + LIVE_MANY_MS - performance.now();
       if (wait > 0 && !this.stopping) {
@@ -476,8 +484,10 @@ export class Cluster implements DaemonControl {
       this.lastMany = performance.now();
     }
     this.liveRuns = new Set();
-    if (runs === null) this.announce({ many: true });
-    else if (runs.size > 0) this.announce({ runs: [...runs] });
+    this.liveNotes = new Set();
+    if (runs === null || notes === null) this.announce({ many: true });
+    else if (runs.size + notes.size > 0)
+      this.announce({ runs: [...runs], notifications: [...notes] });
   }
 
   private announce(message: LiveMessage): void {
@@ -498,10 +508,15 @@ export class Cluster implements DaemonControl {
       .then(async () => {
         if ('many' in message) this.events.emit('replica-reset');
         else if ('job' in message) this.events.emit('job-paused', message.job);
-        else if ('runs' in message && Array.isArray(message.runs)) {
-          const runs = await this.deps.store.runsByIds(message.runs).catch(() => null);
-          if (runs === null) return void this.events.emit('replica-reset');
+        else if ('runs' in message) {
+          const store = this.deps.store;
+          const [runs, notes] = await Promise.all([
+            store.runsByIds(message.runs ?? []),
+            store.notificationsByIds(message.notifications ?? []),
+          ]).catch(() => [null, null]);
+          if (runs === null || notes === null) return void this.events.emit('replica-reset');
           for (const run of runs) this.events.emit('replica-run', { change: changeOf(run), run });
+          for (const n of notes) this.events.emit('replica-notification', n);
         }
       })
       .catch(() => undefined); // a failing listener must not stop the announcements after it

@@ -33,6 +33,8 @@ export interface DaemonEvents {
    * leader's, so it is neither logged nor counted here.
    */
   'replica-run': [info: { change: 'recorded' | 'started' | 'ended'; run: RunRecord }];
+  /** On a standby: a notification the leader recorded or tried to deliver, read back. */
+  'replica-notification': [n: NotificationRecord];
   /** On a standby: the leader changed more runs at once than it lists; live views reload. */
   'replica-reset': [];
   /** A job was paused or resumed (its pause is durable). */

@@ -109,6 +109,9 @@ export class EventHub {
     // a standby's view of the leader's runs (high availability)
     on('replica-run', (e) => run(e.change)(e.run));
     on('replica-reset', () => this.publish('reset', null, null, () => ({})));
+    on('replica-notification', (n) =>
+      this.publish('notification', n.app, n.job, () => ({ notification: notificationJson(n) })),
+    );
     on('job-paused', (e) => this.publish('job', e.app, e.job, () => e));
     // recorded, then after each delivery attempt; the API's record: no URL, credential or body
     on('notification', (n) =>

@@ -1,8 +1,8 @@
 /**
  * Live views on a standby replica (SPEC §10 "API on any replica", §13 "Live"): two replicas in
  * this process on a real PostgreSQL. The leader announces the runs it records, starts and ends
- * and the jobs it pauses; the standby's `GET /api/v1/events` carries them, read back from the
- * store. A burst (more runs than one announcement lists) reaches the standby as `reset`.
+ * the notifications it records and delivers and the jobs it pauses; the standby's
+ * `GET /api/v1/events` carries them, read back from the store. A burst (more runs than one announcement lists) reaches the standby as `reset`.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,15 +28,19 @@ const role = async (d: DaemonHandle): Promise<string> =>
   ((await (await fetch(`${d.url}/api/v1/cluster`)).json()) as { self: { role: string } }).self.role;
 
 /** A leader and a standby sharing a fresh schema, with `jobs` in app `live`. */
-async function pair(jobs: (sinkUrl: string) => Record<string, unknown>[]) {
-  const sink = await startSink(() => ({ status: 200 }));
+async function pair(
+  jobs: (sinkUrl: string) => Record<string, unknown>[],
+  extra: (sinkUrl: string) => Record<string, unknown> = () => ({}),
+) {
+  // `/bad…` is rejected (422): a failed run
+  const sink = await startSink((_, r) => ({ status: r.url.startsWith('/bad') ? 422 : 200 }));
   sinks.push(sink);
   const schema = schemaName('live');
   schemas.push(schema);
   const dir = mkdtempSync(join(tmpdir(), 'cronix-ha-live-'));
   writeFileSync(
     join(dir, 'm.json'),
-    JSON.stringify({ version: 1, app: 'live', jobs: jobs(sink.url) }),
+    JSON.stringify({ version: 1, app: 'live', ...extra(sink.url), jobs: jobs(sink.url) }),
   );
   const start = async (replica: string) => {
     const d = await startDaemon({
@@ -97,6 +101,35 @@ describe('a standby’s event stream', () => {
     ]);
     // no reset: every change was listed
     expect(stream.events.some((e) => e.event === 'reset')).toBe(false);
+    await stream.close();
+  }, 30_000);
+
+  it('carries the notifications the leader records and delivers', async () => {
+    const { leader, standby } = await pair(
+      (url) => [
+        {
+          name: 'bad',
+          schedule: '0 0 1 1 *',
+          request: { url: `${url}/bad` },
+          notify: [{ to: 'hook', on: ['failed'] }],
+          ...auth,
+        },
+      ],
+      (url) => ({ notifiers: { hook: { type: 'webhook', url: `${url}/hook` } } }),
+    );
+    const stream = sseReader(await fetch(`${standby.url}/api/v1/events`));
+    await stream.until((es) => es.some((e) => e.event === 'ready'));
+    const res = await fetch(`${leader.url}/api/v1/jobs/live/bad/trigger`, { method: 'POST' });
+    const { run } = (await res.json()) as { run: { id: string } };
+    const notes = (es: SseEvent[]) =>
+      es
+        .filter((e) => e.event === 'notification')
+        .map((e) => JSON.parse(e.data) as { notification: Record<string, unknown> })
+        .map((e) => e.notification);
+    const got = await stream.until((es) => notes(es).some((n) => n['status'] === 'delivered'));
+    const delivered = notes(got).find((n) => n['status'] === 'delivered');
+    expect(delivered).toMatchObject({ event: 'failed', job: 'bad', notifier: 'hook' });
+    expect(JSON.stringify(delivered)).toContain(run.id);
     await stream.close();
   }, 30_000);
 

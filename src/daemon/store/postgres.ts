@@ -337,6 +337,11 @@ export class PostgresStore implements Store {
     return this.#transaction((client) => outbox.updatePg(client, id, patch));
   }
 
+  /** The notifications of `ids` that exist, in one statement (a standby's live view). */
+  notificationsByIds(ids: readonly string[]): Promise<NotificationRecord[]> {
+    return outbox.byIdsPg(this.pool, ids);
+  }
+
   getNotification(id: string): Promise<NotificationRecord | null> {
     return outbox.getPg(this.pool, id);
   }

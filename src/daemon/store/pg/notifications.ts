@@ -141,6 +141,16 @@ export async function getPg(db: Db, id: string): Promise<NotificationRecord | nu
   return rows[0] ?? null;
 }
 
+/** The notifications of `ids` that exist, in one statement. */
+export async function byIdsPg(db: Db, ids: readonly string[]): Promise<NotificationRecord[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<NotificationRecord>(
+    `SELECT ${COLUMNS} FROM notifications WHERE id = ANY($1::text[]) ORDER BY seq`,
+    [ids],
+  );
+  return rows;
+}
+
 const FILTERS: readonly (readonly [keyof NotificationFilter, string])[] = [
   ['app', 'app ='],
   ['job', 'job ='],
