@@ -152,6 +152,7 @@ describe('web UI actions', () => {
     await page.getByRole('heading', { name: 'Run history' }).waitFor();
     await page.evaluate(() => ((window as unknown as { marker: number }).marker = 42));
     await page.waitForTimeout(300); // the page's own loads are done
+    await page.getByText('Live', { exact: true }).waitFor(); // and the stream is connected
     const t0 = Date.now();
     const res = await d.api('POST', '/api/v1/jobs/billing/slow/trigger');
     expect(res.status).toBe(202);
@@ -170,6 +171,8 @@ describe('web UI actions', () => {
       has: page.getByRole('heading', { name: 'Running now' }),
     });
     await running.getByText('Nothing is running.').waitFor();
+    // the stream is connected: a run started before it would show only after a reload
+    await page.getByText('Live', { exact: true }).waitFor();
     const res = await d.api('POST', '/api/v1/jobs/billing/slow/trigger');
     const row = running.locator(`tr[data-run="${res.json.run.id}"]`);
     // no page polls: the row can only come from the live stream (generous under a loaded CI)
