@@ -182,6 +182,35 @@ describe('web UI actions', () => {
     await running.getByText('Nothing is running.').waitFor({ timeout: 8_000 });
   });
 
+  it('a page loaded before the stream connects loads again once it does: nothing in between is missed', async () => {
+    // hold the event stream back while the overview loads and a run starts
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    await page.route('**/api/v1/events', async (route) => {
+      await held;
+      await route.continue();
+    });
+    try {
+      await page.goto(`${d.url}/`);
+      const running = page.locator('section', {
+        has: page.getByRole('heading', { name: 'Running now' }),
+      });
+      await running.getByText('Nothing is running.').waitFor();
+      const res = await d.api('POST', '/api/v1/jobs/billing/slow/trigger');
+      expect(res.status).toBe(202);
+      // its start came through no stream; the page shows it once the stream connects
+      release();
+      await page.getByText('Live', { exact: true }).waitFor();
+      const row = running.locator(`tr[data-run="${res.json.run.id}"]`);
+      await row.waitFor({ timeout: 2_000 });
+      expect(await row.innerText()).toContain('running');
+      await running.getByText('Nothing is running.').waitFor({ timeout: 8_000 });
+    } finally {
+      release();
+      await page.unroute('**/api/v1/events');
+    }
+  });
+
   it('no console error and no request to another origin', () => {
     expect(w.consoleErrors).toEqual([]);
     expect(foreignRequests(w, d.url)).toEqual([]);

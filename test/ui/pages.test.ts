@@ -319,7 +319,10 @@ describe('web UI pages', () => {
     await expectNoSecrets(page);
 
     // live: a new notification appears on top, then its delivery updates the row, from the
-    // event stream alone (no reload of the list)
+    // event stream alone (no reload of the list). The stream is connected first, and the one
+    // reload of a list loaded before it connected is over.
+    await page.getByText('Live', { exact: true }).waitFor();
+    await page.waitForTimeout(300);
     const listed = () => w.requests.filter((u) => u.includes('/api/v1/notifications')).length;
     const before = listed();
     const [fresh] = planEvent(

@@ -11,6 +11,7 @@ import {
   runState,
 } from './format.js';
 import { Link } from './router.js';
+import { isLive, onLive } from './live.js';
 
 /** An outcome (or a phase) as text with a colour; the text carries the meaning. */
 export function OutcomeBadge({ run, outcome }: { run?: RunJson; outcome?: Outcome | null }) {
@@ -189,8 +190,21 @@ export function useLoad<T>(
     error: null,
   });
   const [tick, setTick] = useState(0);
+  // loaded while the event stream was not connected (a page opened before the stream's first
+  // `ready`): a change in between came through no stream, so load again once it is connected
+  const unsure = useRef(false);
+  useEffect(
+    () =>
+      onLive(() => {
+        if (!unsure.current) return;
+        unsure.current = false;
+        setTick((t) => t + 1);
+      }),
+    [],
+  );
   useEffect(() => {
     let live = true;
+    unsure.current = !isLive();
     load().then(
       (data) => live && setState({ data, error: null }),
       (error: unknown) => live && setState((s) => ({ data: s.data, error })),

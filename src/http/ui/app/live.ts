@@ -89,6 +89,20 @@ export function useLive(f: Listener): void {
   }, []);
 }
 
+/** Whether the stream is connected now. */
+export function isLive(): boolean {
+  return live;
+}
+
+/** Calls `f` each time the stream (re)connects; returns the unsubscribe. */
+export function onLive(f: () => void): () => void {
+  const l = (v: boolean): void => {
+    if (v) f();
+  };
+  statusListeners.add(l);
+  return () => void statusListeners.delete(l);
+}
+
 /** Whether the stream is connected. */
 export function useLiveStatus(): boolean {
   const [v, setV] = useState(live);
