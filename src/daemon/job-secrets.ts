@@ -30,29 +30,42 @@ export function resolveJobSecrets(
   const secrets = new Map<string, string[]>();
   const envSecrets = new Map<string, Record<string, string>>();
   const errors: string[] = [];
+  const seen = new Map<string, { problems: string[]; values: string[] | null }>();
   for (const m of manifests) {
     for (const job of m.jobs) {
-      const name = `job ${m.app}/${job.name}`;
+      const name = (): string => `job ${m.app}/${job.name}`;
       if (job.command !== undefined) {
         const resolved = resolveEnvSecrets(job.command.env_from_secrets, { env });
         if (resolved.ok) envSecrets.set(jobKey(m.app, job.name), resolved.values);
-        else errors.push(...resolved.problems.map((p) => `${name}: ${p}`));
+        else errors.push(...resolved.problems.map((p) => `${name()}: ${p}`));
         continue;
       }
       const refs = job.auth.secret_refs;
       if (refs.length === 0) {
         errors.push(
-          `${name}: no auth.secret_refs; the daemon signs every request (add "auth": {"secret_refs": ["env:CRON_SECRET"]})`,
+          `${name()}: no auth.secret_refs; the daemon signs every request (add "auth": {"secret_refs": ["env:CRON_SECRET"]})`,
         );
         continue;
       }
-      const resolved = resolveSecretRefs(refs, { env });
-      for (const u of resolved.unresolved)
-        errors.push(`${name}: secret ref ${refForDisplay(u.ref)}: ${u.reason}`);
-      const short = shortSecretsError(resolved);
-      if (short !== null) errors.push(`${name}: ${short}`);
-      const values = short === null ? resolved.secrets : [];
-      if (values.length === refs.length) secrets.set(jobKey(m.app, job.name), values);
+      // each distinct list of refs is resolved once: jobs of an app share their refs, and a
+      // `file:` ref read once per job took 1.1 s with 100,000 jobs (0.1 s now)
+      const key = refs.length === 1 ? (refs[0] as string) : refs.join('\u0000');
+      let one = seen.get(key);
+      if (one === undefined) {
+        const resolved = resolveSecretRefs(refs, { env });
+        const short = shortSecretsError(resolved);
+        one = {
+          problems: [
+            ...resolved.unresolved.map((u) => `secret ref ${refForDisplay(u.ref)}: ${u.reason}`),
+            ...(short === null ? [] : [short]),
+          ],
+          values:
+            short === null && resolved.secrets.length === refs.length ? resolved.secrets : null,
+        };
+        seen.set(key, one);
+      }
+      for (const p of one.problems) errors.push(`${name()}: ${p}`);
+      if (one.values !== null) secrets.set(jobKey(m.app, job.name), one.values);
     }
   }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, secrets, envSecrets };

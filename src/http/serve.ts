@@ -28,7 +28,7 @@ import { RunLogs } from '../daemon/run-logs.js';
 import { hostIdentity } from '../locks/host.js';
 import { resolveNotifiers, type ResolvedNotifier } from '../notify/resolve.js';
 import type { SmtpTarget } from '../notify/smtp.js';
-import { loadManifestFile } from '../source/file.js';
+import { loadManifestFiles } from '../source/file.js';
 import { createApi } from './api.js';
 import { EventHub } from './events.js';
 import { mountUi } from './ui/static.js';
@@ -120,8 +120,7 @@ export async function loadManifests(
   const manifests: Manifest[] = [];
   const errors: (ManifestError & { file: string })[] = [];
   const apps = new Map<string, string>();
-  for (const file of files) {
-    const r = await loadManifestFile(file);
+  for await (const { path: file, result: r } of loadManifestFiles(files)) {
     if (!r.ok) errors.push(...r.errors.map((e) => ({ ...e, file })));
     else if (apps.has(r.manifest.app))
       errors.push({

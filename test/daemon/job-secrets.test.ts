@@ -1,4 +1,7 @@
 /** Every job's secrets are resolved before the daemon schedules anything (SPEC §9 item 2). */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { resolveJobSecrets } from '../../src/daemon/job-secrets.js';
 import { parseManifest } from '../../src/contract/manifest/index.js';
@@ -86,4 +89,41 @@ it('an env_from_secrets ref that does not resolve is a start-up error naming job
       'job ops/db: command.env_from_secrets KEY: secret ref raw:[REDACTED]: raw ref is empty',
     ],
   });
+});
+
+it('jobs sharing refs each get the secrets, and each is named in the errors of a shared bad ref', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cronix-secrets-'));
+  try {
+    writeFileSync(join(dir, 'key'), 'a-file-secret-0123456789\n');
+    const shared = ['file:' + join(dir, 'key'), 'env:NEXT'];
+    const r = resolveJobSecrets(
+      [
+        manifest('a', [job('one', shared), job('two', shared)]),
+        manifest('b', [job('three', shared)]),
+      ],
+      { NEXT: 'next-secret-0123456789' },
+    );
+    expect(r.ok && [...r.secrets]).toEqual(
+      ['a/one', 'a/two', 'b/three'].map((k) => [
+        k,
+        ['a-file-secret-0123456789', 'next-secret-0123456789'],
+      ]),
+    );
+    const bad = resolveJobSecrets(
+      [
+        manifest('a', [
+          job('one', ['env:NOPE']),
+          job('ok', ['env:GOOD']),
+          job('two', ['env:NOPE']),
+        ]),
+      ],
+      { GOOD: 'a-long-enough-secret-value' },
+    );
+    expect(!bad.ok && bad.errors).toEqual([
+      'job a/one: secret ref env:NOPE: env var NOPE is not set',
+      'job a/two: secret ref env:NOPE: env var NOPE is not set',
+    ]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
