@@ -74,10 +74,11 @@ export async function recover(core: SchedulerCore, manifests: readonly Manifest[
   const firstSeen: LedgerOp[] = [];
   for (const lane of core.lanes.values()) {
     for (let index = 0; index < lane.job.schedules.length; index++) {
-      const at = checkpoints.get(scheduleKey(lane.key, index));
+      const k = scheduleKey(lane.key, index);
+      const at = checkpoints.get(k);
       if (at === undefined) {
         // a schedule seen for the first time starts from now
-        core.processed.set(scheduleKey(lane.key, index), now);
+        core.processed.set(k, now);
         core.pushNext(lane, index, now);
         firstSeen.push(core.checkpointOp(lane, index, now));
       } else work.push(catchUp(core, lane, index, at, now, false));
