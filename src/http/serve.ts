@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Manifest, ManifestError } from '../contract/manifest/types.js';
-import { Cluster, MAX_SKEW_MS } from '../daemon/cluster.js';
+import type { Cluster } from '../daemon/cluster.js';
 import type { DaemonControl } from '../daemon/control.js';
 import { DaemonEmitter } from '../daemon/events.js';
 import { DaemonMetrics } from '../daemon/metrics.js';
@@ -320,19 +320,22 @@ export async function startDaemon(opts: ServeOptions): Promise<DaemonHandle> {
         envSecretsFor: (job) => envSecrets.get(job.key) ?? {},
         notifiersOf: (app) => notifiers.get(app),
         guardFor: (job, runKey, signal) => globalLocks?.for(job, runKey, signal),
-        ...(leader ? { leader, plannedMarginMs: MAX_SKEW_MS } : {}),
+        ...(leader && ha ? { leader, plannedMarginMs: ha.MAX_SKEW_MS } : {}),
       });
-    const runner: Scheduler | Cluster = pg
-      ? new Cluster({
-          store: pg,
-          replicaId: opts.replicaId ?? `${hostIdentity()}:${process.pid}`,
-          leaseMs: (opts.leaseSeconds ?? 15) * 1000,
-          clock,
-          events,
-          metrics,
-          schedulerFor: (s, leader) => schedulerOn(s, leader),
-        })
-      : schedulerOn(store);
+    // the HA layer and the PostgreSQL client load only with a PostgreSQL store (40 ms of start-up)
+    const ha = pg ? await import('../daemon/cluster.js') : null;
+    const runner: Scheduler | Cluster =
+      ha && pg
+        ? new ha.Cluster({
+            store: pg,
+            replicaId: opts.replicaId ?? `${hostIdentity()}:${process.pid}`,
+            leaseMs: (opts.leaseSeconds ?? 15) * 1000,
+            clock,
+            events,
+            metrics,
+            schedulerFor: (s, leader) => schedulerOn(s, leader),
+          })
+        : schedulerOn(store);
     const scheduler: DaemonControl = runner;
     let ready = false;
     const hub = new EventHub(scheduler.events);

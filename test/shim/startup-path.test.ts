@@ -70,3 +70,16 @@ it('the CLI entry routes trigger before loading commander', () => {
     [...staticInputs(meta, 'src/cli/program.ts')].some((i) => i.includes('node_modules/commander')),
   ).toBe(true);
 });
+
+it('cronix serve loads the PostgreSQL client and the HA layer only when given a PostgreSQL store', () => {
+  const meta = JSON.parse(readFileSync(META, 'utf8')) as Meta;
+  const inputs = [...staticInputs(meta, 'src/http/serve.ts')];
+  expect(inputs).toContain('src/daemon/scheduler.ts');
+  expect(
+    inputs.filter((i) => /node_modules\/pg\/|src\/daemon\/(cluster|store\/pg\/)/.test(i)),
+  ).toEqual([]);
+  // positive control: the HA layer does load the client statically
+  expect(
+    [...staticInputs(meta, 'src/daemon/cluster.ts')].some((i) => i.includes('node_modules/pg/')),
+  ).toBe(true);
+});
