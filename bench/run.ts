@@ -10,7 +10,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem, type as osType, release } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { benchIdle } from './daemon.js';
+import { benchIdle, SETTLE_SECONDS } from './daemon.js';
 import { benchDispatch, dispatchTable, type DispatchRow } from './dispatch.js';
 import { benchLedger, ledgerTable } from './ledger.js';
 import { benchManifest } from './manifest.js';
@@ -230,7 +230,10 @@ async function idleSection(): Promise<string[]> {
     `Measured ${today()}, 1-minute load ${load()} at the end.`,
     'A real `cronix serve` process with 400 manifests × 250 jobs on minute-granular yearly schedules',
     '(registered, none due during the measurement). Start-up: spawn → the `listening` line, which',
-    'is logged once every job is scheduled. RSS after start-up, CPU over 20 s of idling, then',
+    `is logged once every job is scheduled: the median of ${idle.startups.length} fresh starts (each on an empty data dir; all`,
+    `of them in order: ${idle.startups.map((x) => x.toFixed(2)).join(', ')} s). RSS after the last start-up; CPU of its first`,
+    `${SETTLE_SECONDS} s (${idle.settleCpuSeconds.toFixed(2)} s of CPU: the first-seen checkpoints written behind start-up and V8's full`,
+    'collections of the start-up garbage), then over 20 s of idling; then',
     '`GET /api/v1/jobs` listing all 100,000 jobs with their recent outcomes (one store query; the',
     'median of 5). Parsed schedules are interned; these jobs use 1,440 distinct expressions.',
     '',
