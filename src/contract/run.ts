@@ -44,10 +44,24 @@ export const MAX_RESPONSE_BODY_BYTES = 64 * 1024;
 /** Extra lock lifetime beyond one attempt's timeout (SPEC §5.5). */
 export const LOCK_TTL_MARGIN_SECONDS = 30;
 
+/**
+ * Instants already formatted. Fire times repeat (every job due at one boundary shares its run
+ * key's instant, and the jobs view formats 100,000 next fires over a few thousand boundaries);
+ * a lookup is ~0.05 µs where `toISOString` is ~1.7 µs. Cleared when full.
+ */
+const formatted = new Map<number, string>();
+const MAX_FORMATTED = 4096;
+
 /** RFC 3339 UTC without milliseconds when they are zero: `2026-03-29T01:00:00Z`. */
 export function rfc3339Utc(ms: number): string {
-  const iso = new Date(ms).toISOString();
-  return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso;
+  let text = formatted.get(ms);
+  if (text === undefined) {
+    const iso = new Date(ms).toISOString();
+    text = iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso;
+    if (formatted.size >= MAX_FORMATTED) formatted.clear();
+    formatted.set(ms, text);
+  }
+  return text;
 }
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;

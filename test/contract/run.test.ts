@@ -5,6 +5,7 @@ import {
   classifyStatus,
   exitCodeFor,
   lockTtlMs,
+  rfc3339Utc,
   runKey,
   worstCaseFireSeconds,
   type FireOutcome,
@@ -73,6 +74,32 @@ describe('run vocabulary', () => {
   it('--contended-exit 75 changes only contention', () => {
     expect(exitCodeFor('lock-contended', 75)).toBe(75);
     expect(exitCodeFor('app-rejected', 75)).toBe(1);
+  });
+});
+
+describe('rfc3339Utc', () => {
+  const reference = (ms: number): string => {
+    const iso = new Date(ms).toISOString();
+    return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso;
+  };
+
+  it('formats like toISOString without zero milliseconds, repeated and past its memo size', () => {
+    expect(rfc3339Utc(Date.UTC(2026, 2, 29, 1, 0, 0))).toBe('2026-03-29T01:00:00Z');
+    expect(rfc3339Utc(Date.UTC(2026, 2, 29, 1, 0, 0, 7))).toBe('2026-03-29T01:00:00.007Z');
+    expect(rfc3339Utc(-0)).toBe('1970-01-01T00:00:00Z');
+    // 3 rounds over 10,000 instants (more than the memo holds), boundaries and odd milliseconds
+    let seed = 7;
+    const instants = Array.from({ length: 10_000 }, (_, i) => {
+      seed = (seed * 48271) % 2147483647;
+      return i % 2 === 0 ? 1_795_460_400_000 + (i % 1440) * 60_000 : seed * 997;
+    });
+    for (let round = 0; round < 3; round++)
+      for (const ms of instants) expect(rfc3339Utc(ms)).toBe(reference(ms));
+  });
+
+  it('still refuses what is not an instant', () => {
+    expect(() => rfc3339Utc(Number.NaN)).toThrow(RangeError);
+    expect(() => rfc3339Utc(8.64e15 + 1)).toThrow(RangeError);
   });
 });
 
