@@ -77,6 +77,25 @@ export function policyKey(p: EffectivePolicy): string {
   return `${p.concurrency}|${p.concurrency_scope}|${p.timeout_seconds}|${r.max_attempts}|${r.min_seconds}|${r.max_seconds}|${p.max_concurrent}|${p.queue_max}|${c.mode}|${c.window_seconds}|${c.max_runs}|${j.stable_seconds}|${j.random_seconds}`;
 }
 
+/** Whether two effective policies are equal field by field (the same fields as {@link policyKey}). */
+export function samePolicy(a: EffectivePolicy, b: EffectivePolicy): boolean {
+  return (
+    a.concurrency === b.concurrency &&
+    a.concurrency_scope === b.concurrency_scope &&
+    a.timeout_seconds === b.timeout_seconds &&
+    a.retries.max_attempts === b.retries.max_attempts &&
+    a.retries.min_seconds === b.retries.min_seconds &&
+    a.retries.max_seconds === b.retries.max_seconds &&
+    a.max_concurrent === b.max_concurrent &&
+    a.queue_max === b.queue_max &&
+    a.catchup.mode === b.catchup.mode &&
+    a.catchup.window_seconds === b.catchup.window_seconds &&
+    a.catchup.max_runs === b.catchup.max_runs &&
+    a.jitter.stable_seconds === b.jitter.stable_seconds &&
+    a.jitter.random_seconds === b.jitter.random_seconds
+  );
+}
+
 const NO_NOTIFY: NotifyTarget[] = [];
 
 /**
@@ -89,6 +108,7 @@ const NO_NOTIFY: NotifyTarget[] = [];
 export function buildRegistry(manifests: readonly Manifest[]): Map<string, RegisteredJob> {
   const jobs = new Map<string, RegisteredJob>();
   const policies = new Map<string, Policies>();
+  let previous: Policies | undefined;
   const lists = new Map<string, Schedule[]>();
   const parse = (m: Manifest, job: Job, s: string): Schedule => {
     const r = parseSchedule(s);
@@ -98,8 +118,11 @@ export function buildRegistry(manifests: readonly Manifest[]): Map<string, Regis
   for (const m of manifests) {
     for (const job of m.jobs) {
       const effective = effectivePolicy(job);
-      const pk = policyKey(effective);
-      let shared = policies.get(pk);
+      // neighbours mostly share a policy: compared field by field before building and hashing a key
+      let shared =
+        previous !== undefined && samePolicy(previous.policy, effective) ? previous : undefined;
+      const pk = shared === undefined ? policyKey(effective) : '';
+      shared ??= policies.get(pk);
       if (shared === undefined) {
         const policy = effective;
         shared = {
@@ -117,6 +140,7 @@ export function buildRegistry(manifests: readonly Manifest[]): Map<string, Regis
         };
         policies.set(pk, shared);
       }
+      previous = shared;
       let schedules: Schedule[];
       if (job.schedules.length === 1) {
         const expression = job.schedules[0] as string;

@@ -111,6 +111,8 @@ export class Scheduler implements SchedulerCore {
   private registry = new Map<string, RegisteredJob>();
   private readonly retention: Retention;
   private readonly lastSuccess = new Map<string, number | null>();
+  /** Whether {@link lastSuccess} holds every job's last success from the ledger (absent: none). */
+  private successesKnown = false;
   private readonly inflight = new Set<Promise<void>>();
   private generation = 0;
   private stopping = false;
@@ -684,7 +686,8 @@ export class Scheduler implements SchedulerCore {
   private async run(lane: Lane, slot: Slot, run: RunRecord): Promise<void> {
     const job = lane.job;
     let previous = this.lastSuccess.get(lane.key);
-    if (previous === undefined) {
+    if (previous === undefined && this.successesKnown) previous = null;
+    else if (previous === undefined) {
       previous = await this.deps.store.lastSuccess(job.app, job.job.name).catch(() => null);
       this.lastSuccess.set(lane.key, previous);
     }
@@ -744,8 +747,13 @@ export class Scheduler implements SchedulerCore {
     this.notifications?.runEnded(this.registry.get(jobKey(run.app, run.job)), run);
   }
 
+  /**
+   * The ledger's last success of every job that has one (read at start-up): a job absent from it
+   * never succeeded, so runs need not ask the store (100,000 jobs were 100,000 `null` entries).
+   */
   knownSuccesses(byJob: Map<string, number>): void {
-    for (const key of this.registry.keys()) this.lastSuccess.set(key, byJob.get(key) ?? null);
+    for (const [key, at] of byJob) this.lastSuccess.set(key, at);
+    this.successesKnown = true;
   }
 
   gauges(lane: Lane): void {

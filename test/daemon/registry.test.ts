@@ -1,7 +1,12 @@
 /** The registry shares read-only policy objects and schedule lists between jobs that have equal ones. */
 import { expect, it } from 'vitest';
 import { effectivePolicy } from '../../src/contract/manifest/effective.js';
-import { buildRegistry, policyKey, type RegisteredJob } from '../../src/daemon/registry.js';
+import {
+  buildRegistry,
+  policyKey,
+  samePolicy,
+  type RegisteredJob,
+} from '../../src/daemon/registry.js';
 import { manifest } from '../helpers/daemon.js';
 
 const full = {
@@ -22,7 +27,7 @@ function leaves(o: object, path: string[] = []): string[][] {
   );
 }
 
-it('the policy key changes with every field of an effective policy, whatever fields it grows', () => {
+it('the policy key and the comparison change with every field of an effective policy, whatever fields it grows', () => {
   const [job] = manifest('a', [
     { name: 'j', schedule: '* * * * *', request: { url: 'https://e.x/' }, policy: full },
   ]).jobs;
@@ -36,6 +41,8 @@ it('the policy key changes with every field of an effective policy, whatever fie
     const v = parent[leaf];
     parent[leaf] = typeof v === 'number' ? v + 1 : v === null ? 1 : `${String(v)}x`;
     expect(policyKey(copy as never), path.join('.')).not.toBe(policyKey(policy));
+    expect(samePolicy(copy as never, policy), path.join('.')).toBe(false);
+    expect(samePolicy(structuredClone(policy), policy)).toBe(true);
   }
   // null and the text "null" are different windows
   const open = structuredClone(policy);
