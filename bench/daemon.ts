@@ -45,6 +45,8 @@ export interface IdleRow {
   startupSeconds: number;
   /** Every fresh start, s, in order. */
   startups: number[];
+  /** JSON.parse of all the manifest texts in the bench process, best of 3, ms (the VM's speed). */
+  referenceMs: number;
   /** CPU of the first {@link SETTLE_SECONDS} after the last start-up, s. */
   settleCpuSeconds: number;
   rssMb: number;
@@ -63,11 +65,20 @@ export async function benchIdle(n = 100_000, idleSeconds = 20, starts = 5): Prom
     'http://127.0.0.1:9',
     (i) => `${i % 60} ${Math.floor(i / 60) % 24} 1 ${1 + (i % 12)} *`,
   );
-  const files = all.map((m, i) => {
+  const texts = all.map((m) => JSON.stringify(m));
+  const files = texts.map((text, i) => {
     const f = join(dir, `m${i}.json`);
-    writeFileSync(f, JSON.stringify(m));
+    writeFileSync(f, text);
     return f;
   });
+  // this VM's speed drifts by tens of percent over minutes: a fixed piece of the same work,
+  // timed here, says how fast it ran (the best of 3 JSON.parse passes over these files)
+  let referenceMs = Infinity;
+  for (let i = 0; i < 3; i++) {
+    const t0 = performance.now();
+    for (const text of texts) JSON.parse(text);
+    referenceMs = Math.min(referenceMs, performance.now() - t0);
+  }
   // start-up varies ±20 % between runs on this VM: the figure is the median of `starts` fresh
   // starts (each on an empty data dir); the last one stays up for the other figures
   const startups: number[] = [];
@@ -143,6 +154,7 @@ export async function benchIdle(n = 100_000, idleSeconds = 20, starts = 5): Prom
     startupSeconds: [...startups].sort((x, y) => x - y)[starts >> 1] ?? 0,
     startups,
     settleCpuSeconds,
+    referenceMs: Math.round(referenceMs),
     rssMb: Math.round(rss),
     idleCpuPercent: Math.round(cpu * 100) / 100,
     jobsViewMs: Math.round(views[2] ?? 0),

@@ -236,6 +236,8 @@ async function idleSection(): Promise<string[]> {
     'collections of the start-up garbage), then over 20 s of idling; then',
     '`GET /api/v1/jobs` listing all 100,000 jobs with their recent outcomes (one store query; the',
     'median of 5). Parsed schedules are interned; these jobs use 1,440 distinct expressions.',
+    `This VM's speed drifts by tens of percent over minutes; as a gauge, \`JSON.parse\` of the same`,
+    `manifest texts in the bench process took ${fmt(idle.referenceMs)} ms (best of 3) in this run.`,
     '',
     '| jobs | start-up (s) | RSS (MB) | idle CPU (%) | GET /api/v1/jobs (ms) | response (MB) |',
     '|---:|---:|---:|---:|---:|---:|',
