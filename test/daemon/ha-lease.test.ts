@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as lease from '../../src/daemon/store/pg/lease.js';
 import { PostgresStore } from '../../src/daemon/store/postgres.js';
-import { startDaemon, type DaemonHandle } from '../../src/http/serve.js';
+import type { DaemonHandle } from '../../src/http/serve.js';
+import { startReplica } from '../helpers/ha.js';
 import { dropSchema, PG_URL, schemaName, withSchema } from '../helpers/pg.js';
 import { until } from '../helpers/serve.js';
 import { startSink, type Sink } from '../helpers/sink.js';
@@ -91,17 +92,7 @@ describe('two replicas in this process', () => {
         ],
       }),
     );
-    const start = (replica: string) =>
-      startDaemon({
-        manifests: [join(dir, 'm.json')],
-        dataDir: join(dir, replica),
-        listen: '127.0.0.1:0',
-        env: { S: secret },
-        store: withSchema(PG_URL, schema),
-        replicaId: replica,
-        leaseSeconds: 3,
-        noAuth: true,
-      });
+    const start = (replica: string) => startReplica(dir, schema, replica, { S: secret });
     a = await start('a');
     await until(async () => ((await view(a)).self.role === 'leader' ? true : undefined));
     b = await start('b');

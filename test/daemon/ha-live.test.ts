@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LIVE_MAX_RUNS } from '../../src/daemon/cluster.js';
-import { startDaemon, type DaemonHandle } from '../../src/http/serve.js';
-import { dropSchema, PG_URL, schemaName, withSchema } from '../helpers/pg.js';
+import type { DaemonHandle } from '../../src/http/serve.js';
+import { roleOf, startReplica } from '../helpers/ha.js';
+import { dropSchema, schemaName } from '../helpers/pg.js';
 import { until } from '../helpers/serve.js';
 import { startSink, type Sink } from '../helpers/sink.js';
 import { sseReader, type SseEvent } from '../helpers/sse.js';
@@ -23,9 +24,6 @@ afterAll(async () => {
   for (const s of sinks) await s.close();
   for (const s of schemas) await dropSchema(s);
 });
-
-const role = async (d: DaemonHandle): Promise<string> =>
-  ((await (await fetch(`${d.url}/api/v1/cluster`)).json()) as { self: { role: string } }).self.role;
 
 /** A leader and a standby sharing a fresh schema, with `jobs` in app `live`. */
 async function pair(
@@ -43,23 +41,14 @@ async function pair(
     JSON.stringify({ version: 1, app: 'live', ...extra(sink.url), jobs: jobs(sink.url) }),
   );
   const start = async (replica: string) => {
-    const d = await startDaemon({
-      manifests: [join(dir, 'm.json')],
-      dataDir: join(dir, replica),
-      listen: '127.0.0.1:0',
-      env: { S: 'ha-live-secret-0123456789' },
-      store: withSchema(PG_URL, schema),
-      replicaId: replica,
-      leaseSeconds: 3,
-      noAuth: true,
-    });
+    const d = await startReplica(dir, schema, replica, { S: 'ha-live-secret-0123456789' });
     handles.push(d);
     return d;
   };
   const leader = await start('a');
-  await until(async () => ((await role(leader)) === 'leader' ? true : undefined));
+  await until(async () => ((await roleOf(leader)) === 'leader' ? true : undefined));
   const standby = await start('b');
-  expect(await role(standby)).toBe('standby');
+  expect(await roleOf(standby)).toBe('standby');
   return { leader, standby, sink };
 }
 

@@ -8,8 +8,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startDaemon, type DaemonHandle } from '../../src/http/serve.js';
-import { dropSchema, PG_URL, schemaName, withSchema } from '../helpers/pg.js';
+import type { DaemonHandle } from '../../src/http/serve.js';
+import { roleOf, startReplica } from '../helpers/ha.js';
+import { dropSchema, schemaName } from '../helpers/pg.js';
 import { until } from '../helpers/serve.js';
 import { startSink, type Sink } from '../helpers/sink.js';
 
@@ -54,25 +55,14 @@ afterAll(async () => {
 });
 
 const start = (replica: string): Promise<DaemonHandle> =>
-  startDaemon({
-    manifests: [join(dir, 'm.json')],
-    dataDir: join(dir, replica),
-    listen: '127.0.0.1:0',
-    env: { S: 'ha-secret-0123456789' },
-    store: withSchema(PG_URL, schema),
-    replicaId: replica,
-    leaseSeconds: 3,
-    noAuth: true,
-  });
-const role = async (d: DaemonHandle): Promise<string> =>
-  ((await (await fetch(`${d.url}/api/v1/cluster`)).json()) as { self: { role: string } }).self.role;
+  startReplica(dir, schema, replica, { S: 'ha-secret-0123456789' });
 const trigger = (d: DaemonHandle) =>
   fetch(`${d.url}/api/v1/jobs/ha/job/trigger`, { method: 'POST' }).then((r) => r.status);
 const events = () => hook.requests.map((r) => (JSON.parse(r.bodyText) as { event: string }).event);
 
 it('only the leader notifies, each event once; the next leader sends the recovery', async () => {
   a = await start('a');
-  await until(async () => ((await role(a!)) === 'leader' ? true : undefined));
+  await until(async () => ((await roleOf(a!)) === 'leader' ? true : undefined));
   b = await start('b');
   // two failures, triggered on the standby (forwarded to the leader): one grouped message
   expect(await trigger(b)).toBe(202);
@@ -83,7 +73,7 @@ it('only the leader notifies, each event once; the next leader sends the recover
   // the leader leaves; b leads and sees the open group in the store
   await a.stop(500);
   a = undefined;
-  await until(async () => ((await role(b!)) === 'leader' ? true : undefined), 10_000);
+  await until(async () => ((await roleOf(b!)) === 'leader' ? true : undefined), 10_000);
   app.setScript(() => ({ status: 200 }));
   await until(async () => ((await trigger(b!)) === 202 ? true : undefined));
   await until(() => (hook.requests.length >= 2 ? true : undefined));
