@@ -474,20 +474,20 @@ export class Cluster implements DaemonControl {
     this.liveTimer = undefined;
     const runs = this.liveRuns;
     const notes = this.liveNotes;
+    // both are null together: a burst, announced as one "many" per LIVE_MANY_MS (and one after
+    // its last change)
     if (runs === null || notes === null) {
-      // a burst: one "many" per LIVE_MANY_MS, and one after its last change
       const wait = this.lastMany + LIVE_MANY_MS - performance.now();
       if (wait > 0 && !this.stopping) {
         this.liveTimer = setTimeout(() => this.flushLive(), wait).unref();
         return;
       }
       this.lastMany = performance.now();
-    }
+      this.announce({ many: true });
+    } else if (runs.size + notes.size > 0)
+      this.announce({ runs: [...runs], notifications: [...notes] });
     this.liveRuns = new Set();
     this.liveNotes = new Set();
-    if (runs === null || notes === null) this.announce({ many: true });
-    else if (runs.size + notes.size > 0)
-      this.announce({ runs: [...runs], notifications: [...notes] });
   }
 
   private announce(message: LiveMessage): void {

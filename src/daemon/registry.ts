@@ -96,6 +96,23 @@ export function samePolicy(a: EffectivePolicy, b: EffectivePolicy): boolean {
   );
 }
 
+/** A policy with the overlap and catch-up views the scheduler reads. */
+function policyViews(policy: EffectivePolicy): Policies {
+  return {
+    policy,
+    overlap: {
+      concurrency: policy.concurrency,
+      maxConcurrent: policy.max_concurrent,
+      queueMax: policy.queue_max,
+    },
+    catchup: {
+      mode: policy.catchup.mode,
+      windowSeconds: policy.catchup.window_seconds,
+      maxRuns: policy.catchup.max_runs,
+    },
+  };
+}
+
 const NO_NOTIFY: NotifyTarget[] = [];
 
 /**
@@ -110,6 +127,14 @@ export function buildRegistry(manifests: readonly Manifest[]): Map<string, Regis
   const policies = new Map<string, Policies>();
   let previous: Policies | undefined;
   const lists = new Map<string, Schedule[]>();
+  // neighbours mostly share a policy: compared field by field before a key is built and hashed
+  const share = (policy: EffectivePolicy): Policies => {
+    if (previous !== undefined && samePolicy(previous.policy, policy)) return previous;
+    const key = policyKey(policy);
+    let found = policies.get(key);
+    if (found === undefined) policies.set(key, (found = policyViews(policy)));
+    return (previous = found);
+  };
   const parse = (m: Manifest, job: Job, s: string): Schedule => {
     const r = parseSchedule(s);
     if (!r.ok) throw new Error(`${m.app}/${job.name}: ${r.error}`); // manifests are validated first
@@ -117,35 +142,13 @@ export function buildRegistry(manifests: readonly Manifest[]): Map<string, Regis
   };
   for (const m of manifests) {
     for (const job of m.jobs) {
-      const effective = effectivePolicy(job);
-      // neighbours mostly share a policy: compared field by field before building and hashing a key
-      let shared =
-        previous !== undefined && samePolicy(previous.policy, effective) ? previous : undefined;
-      const pk = shared === undefined ? policyKey(effective) : '';
-      shared ??= policies.get(pk);
-      if (shared === undefined) {
-        const policy = effective;
-        shared = {
-          policy,
-          overlap: {
-            concurrency: policy.concurrency,
-            maxConcurrent: policy.max_concurrent,
-            queueMax: policy.queue_max,
-          },
-          catchup: {
-            mode: policy.catchup.mode,
-            windowSeconds: policy.catchup.window_seconds,
-            maxRuns: policy.catchup.max_runs,
-          },
-        };
-        policies.set(pk, shared);
-      }
-      previous = shared;
+      const shared = share(effectivePolicy(job));
       let schedules: Schedule[];
       if (job.schedules.length === 1) {
         const expression = job.schedules[0] as string;
-        schedules = lists.get(expression) ?? [parse(m, job, expression)];
-        lists.set(expression, schedules);
+        let list = lists.get(expression);
+        if (list === undefined) lists.set(expression, (list = [parse(m, job, expression)]));
+        schedules = list;
       } else schedules = job.schedules.map((s) => parse(m, job, s));
       const key = jobKey(m.app, job.name);
       jobs.set(

@@ -685,9 +685,8 @@ export class Scheduler implements SchedulerCore {
   /** Sends a claimed run's attempts, records its end, then frees its slot. */
   private async run(lane: Lane, slot: Slot, run: RunRecord): Promise<void> {
     const job = lane.job;
-    let previous = this.lastSuccess.get(lane.key);
-    if (previous === undefined && this.successesKnown) previous = null;
-    else if (previous === undefined) {
+    let previous = this.lastSuccess.get(lane.key) ?? (this.successesKnown ? null : undefined);
+    if (previous === undefined) {
       previous = await this.deps.store.lastSuccess(job.app, job.job.name).catch(() => null);
       this.lastSuccess.set(lane.key, previous);
     }

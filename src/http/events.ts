@@ -23,7 +23,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { DaemonEmitter, DaemonEvents } from '../daemon/events.js';
-import type { RunRecord } from '../daemon/store/types.js';
+import type { NotificationRecord, RunRecord } from '../daemon/store/types.js';
 import { notificationJson } from './notifications.js';
 import { runJson } from './serialize.js';
 
@@ -106,17 +106,15 @@ export class EventHub {
     on('run-recorded', run('recorded'));
     on('run-started', run('started'));
     on('run-ended', run('ended'));
-    // a standby's view of the leader's runs (high availability)
-    on('replica-run', (e) => run(e.change)(e.run));
-    on('replica-reset', () => this.publish('reset', null, null, () => ({})));
-    on('replica-notification', (n) =>
-      this.publish('notification', n.app, n.job, () => ({ notification: notificationJson(n) })),
-    );
-    on('job-paused', (e) => this.publish('job', e.app, e.job, () => e));
     // recorded, then after each delivery attempt; the API's record: no URL, credential or body
-    on('notification', (n) =>
-      this.publish('notification', n.app, n.job, () => ({ notification: notificationJson(n) })),
-    );
+    const notification = (n: NotificationRecord) =>
+      this.publish('notification', n.app, n.job, () => ({ notification: notificationJson(n) }));
+    on('notification', notification);
+    // a standby's view of the leader's runs and notifications (high availability)
+    on('replica-run', (e) => run(e.change)(e.run));
+    on('replica-notification', notification);
+    on('replica-reset', () => this.publish('reset', null, null, () => ({})));
+    on('job-paused', (e) => this.publish('job', e.app, e.job, () => e));
     on('reloaded', (e) => this.publish('jobs', null, null, () => e));
     this.heartbeat = setInterval(() => this.broadcast(': ping\n\n'), options.heartbeatMs ?? 15_000);
     this.heartbeat.unref();
