@@ -1,6 +1,7 @@
 /**
  * Architecture rules (see docs/architecture.md). Imports point down the list
- * contract → secrets → fire → locks → shim → reconcile → daemon → http → cli;
+ * contract → secrets → fire → locks → shim → reconcile → daemon → http → cli
+ * (daemon/store under the rest of the daemon, its PostgreSQL and SQLite halves apart);
  * the contract is pure (no disk, network, clock or process access).
  * @type {import('dependency-cruiser').IConfiguration}
  */
@@ -51,6 +52,50 @@ module.exports = {
       comment: 'fire/notify/locks/shim/reconcile must not import the daemon or http layers.',
       from: { path: '^src/(contract|secrets|fire|notify|locks|shim|reconcile)/' },
       to: { path: '^src/(daemon|http)/' },
+    },
+    {
+      name: 'daemon-does-not-import-http',
+      severity: 'error',
+      comment:
+        'The daemon boots and schedules; src/http serves it. Imports point from http to daemon.',
+      from: { path: '^src/daemon/' },
+      to: { path: '^src/http/' },
+    },
+    {
+      name: 'store-stands-alone',
+      severity: 'error',
+      comment:
+        'The store is a seam under the daemon: it imports the contract and itself, never the rest of the daemon.',
+      from: { path: '^src/daemon/store/' },
+      to: { path: '^src/daemon/', pathNot: '^src/daemon/store/' },
+    },
+    {
+      name: 'cluster-uses-the-seams',
+      severity: 'error',
+      comment:
+        'The cluster depends on the Store and Coordination seams and the injected clock: no store implementation, no database driver.',
+      from: { path: '^src/daemon/cluster/' },
+      to: {
+        path: [
+          '^src/daemon/store/(pg/|postgres|sqlite|open)',
+          'node_modules/(pg|pg-[^/]+|better-sqlite3)/',
+          '^src/daemon/(scheduler|boot)[.]ts$',
+        ],
+      },
+    },
+    {
+      name: 'postgres-does-not-import-sqlite',
+      severity: 'error',
+      comment:
+        'The PostgreSQL store shares only the seam (types, records, limits, the migration shape) with SQLite.',
+      from: { path: '^src/daemon/store/(pg/|postgres)' },
+      to: { path: '^src/daemon/store/(sqlite[^/]*|migrations|migrations/[0-9][^/]*)[.]ts$' },
+    },
+    {
+      name: 'sqlite-does-not-import-postgres',
+      severity: 'error',
+      from: { path: '^src/daemon/store/(sqlite[^/]*|migrations|migrations/[0-9][^/]*)[.]ts$' },
+      to: { path: '^src/daemon/store/(pg/|postgres)' },
     },
   ],
   options: {

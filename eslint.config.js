@@ -4,7 +4,17 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '*.cjs'] },
+  {
+    ignores: [
+      'dist/**',
+      '**/dist/**',
+      'node_modules/**',
+      '**/node_modules/**',
+      'coverage/**',
+      '*.cjs',
+      '**/.next/**',
+    ],
+  },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -24,5 +34,18 @@ export default tseslint.config(
   {
     files: ['src/cli/**', 'bench/**', 'scripts/**', 'examples/**', 'test/**'],
     rules: { 'no-console': 'off' },
+  },
+  {
+    // the cluster's every timer and instant goes through the injected clock (tests drive it)
+    files: ['src/daemon/cluster/**'],
+    rules: {
+      'no-restricted-globals': [
+        'error',
+        ...['setTimeout', 'setInterval', 'setImmediate', 'performance', 'Date'].map((name) => ({
+          name,
+          message: 'use the injected Clock (deps.clock) or deps.monotonic',
+        })),
+      ],
+    },
   },
 );

@@ -244,6 +244,9 @@ export async function runOnce(
     await exited;
     clearTimeout(timer);
   }
+  // for profiling (bench/one.ts): the measured process's output, e.g. with --trace-gc
+  const keep = process.env['CRONIX_BENCH_KEEP_OUTPUT'];
+  if (keep && existsSync(outFile)) writeFileSync(keep, readFileSync(outFile));
   rmSync(dir, { recursive: true, force: true });
   if (readyAt === 0 || readyAt > t - 100)
     throw new Error(

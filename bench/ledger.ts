@@ -66,6 +66,7 @@ function run(): NewRun {
     error: null,
     attemptLog: [],
     outputTruncated: false,
+    outputLost: null,
   };
 }
 

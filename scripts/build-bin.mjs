@@ -16,7 +16,7 @@ const result = await build({
   platform: 'node',
   target: 'node20',
   // native addons (and pino, whose worker files cannot be bundled): loaded from node_modules
-  external: ['fs-ext', 'better-sqlite3', 'pino'],
+  external: ['fs-ext', 'better-sqlite3', 'pino', 'unix-dgram'],
   banner: {
     js: "import { createRequire as __cronixCreateRequire } from 'node:module'; const require = __cronixCreateRequire(import.meta.url);",
   },

@@ -7,6 +7,8 @@ import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
 import type { ImportFlags } from './commands/import.js';
 import { registerDaemonCommands } from './daemon-commands.js';
+import { registerAccessCommands } from './access-commands.js';
+import { registerRunbookCommands } from './runbook-commands.js';
 import { EXIT, UsageError, outputFormat } from './output.js';
 import { registerReconcileCommands } from './reconcile-commands.js';
 
@@ -79,19 +81,53 @@ function build(): Command {
       "the cron daemon's zone, for lines before any CRON_TZ (default: detected)",
     )
     .option('--secret-ref <ref>', 'secret ref for the HTTP jobs (repeatable)', collect, [])
+    .option(
+      '--watch',
+      'keep the lines in cron: print a watched manifest (for cronix serve --watch) and the ping suffix to append to each line',
+    )
+    .option('--server <url>', '--watch: the base URL of the cronix serve --watch')
+    .option(
+      '--report-secret-ref <ref>',
+      "--watch: the server's report secret, from which each job's ping token is derived",
+    )
     .addOption(outputOption())
     .action(async (file: string | undefined, opts: ImportFlags) => {
       const { importCrontabCommand } = await import('./commands/import.js');
       process.exitCode = await importCrontabCommand(file, opts);
     });
 
+  program
+    .command('ping-url')
+    .description(
+      'print the ping URL of a watched job (serve --watch), with its ping token, and the curl to append to its cron line; exit 0, 1 secret not resolved, 2 usage',
+    )
+    .argument('<app/job>', 'the watched job, e.g. billing/settle')
+    .requiredOption('--server <url>', "the cronix serve's base URL (https://cron.example.com)")
+    .requiredOption(
+      '--report-secret-ref <ref>',
+      "the server's report secret (env:NAME, file:/path): the ping token is derived from it",
+    )
+    .addOption(outputOption())
+    .action(
+      async (target: string, opts: { server: string; reportSecretRef: string; output: string }) => {
+        const { pingUrlCommand } = await import('./commands/ping-url.js');
+        process.exitCode = pingUrlCommand(target, {
+          server: opts.server,
+          reportSecretRef: opts.reportSecretRef,
+          output: outputFormat(opts.output),
+        });
+      },
+    );
+
   registerReconcileCommands(program);
   registerDaemonCommands(program);
+  registerAccessCommands(program);
+  registerRunbookCommands(program);
 
   program
     .command('trigger')
     .description('fire one job once (run by the host scheduler); see "cronix trigger --help"')
-    .argument('<app.job>', 'the job to fire');
+    .argument('<app.job>', 'the job to fire (app/job works too)');
 
   program
     .command('version')

@@ -33,6 +33,16 @@ function withReconcileOptions(cmd: Command): Command {
     .option('--state-dir <dir>', 'passed to the installed "cronix trigger" as --state-dir')
     .option('--lock-backend <url>', 'passed to the installed "cronix trigger" as --lock-backend')
     .option(
+      '--report-to <url>',
+      'report every fire to this cronix serve --watch (base URL); recorded in each spec file',
+    )
+    .option(
+      '--report-secret-ref <ref>',
+      'secret ref that signs the reports (repeatable; required with --report-to)',
+      collect,
+      [],
+    )
+    .option(
       '--crontab-path <path>',
       'crontab: a system crontab file (/etc/crontab, /etc/cron.d/NAME); default the user crontab',
     )
@@ -119,7 +129,10 @@ export function registerReconcileCommands(program: Command): void {
     program
       .command('show')
       .description('show the installed entries and the spec file of one job')
-      .argument('<app.job>', 'the job, e.g. billing.settle-invoices'),
+      .argument(
+        '<app/job>',
+        'the job, e.g. billing/settle-invoices (billing.settle-invoices works too)',
+      ),
   ).action(async (target: string, flags: ReconcileFlags) => {
     const { showCommand } = await import('./commands/inventory.js');
     process.exitCode = await showCommand(target, flags);
@@ -129,7 +142,7 @@ export function registerReconcileCommands(program: Command): void {
     program
       .command('prune')
       .description(
-        'remove every entry cronix installed for an app (or all apps) and their spec files',
+        "remove every entry cronix installed for an app (or all apps), their spec files and the shim's state of those apps (--state-dir); lock files stay",
       )
       .option('--app <app>', 'the app to remove')
       .option('--all', 'every app cronix installed on this backend')

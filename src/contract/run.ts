@@ -22,6 +22,14 @@ export const TRIGGER_HEADERS = {
 } as const;
 
 /**
+ * The response header an app sends to say what it did with a delivery (the SDK's `runOnce`):
+ * `executed`, or `duplicate` when the run key had already succeeded there and the stored answer
+ * was sent instead — recorded as the run's outcome `duplicate`, not `success` (nothing was done
+ * twice). The other values (`stale`, `failed`, `invalid`) come with a non-2xx status.
+ */
+export const RUN_ONCE_HEADER = 'X-Cron-Run-Once';
+
+/**
  * Environment variables cronix sets for every attempt of a command job (SPEC §11), after the
  * job's own `env` and `env_from_secrets`, so they cannot be overridden. Times are Unix seconds,
  * as in the trigger headers.
@@ -74,6 +82,18 @@ export function parseInstant(text: string): number | null {
     if (!Number.isNaN(ms)) return ms;
   }
   return null;
+}
+
+const JOB_NAME = /^([a-z][a-z0-9-]{0,62})[/.]([a-z][a-z0-9-]{0,62})$/;
+
+/**
+ * A job named on a command line: `app/job`, as logs, the API, the UI and the metrics print it,
+ * or `app.job`, the form of `cronix trigger` and the spec files (a name holds neither `/` nor
+ * `.`, so both read the same). Null for anything else.
+ */
+export function parseJobName(text: string): { app: string; job: string } | null {
+  const m = JOB_NAME.exec(text);
+  return m ? { app: m[1] as string, job: m[2] as string } : null;
 }
 
 /** Run key `<app>/<job>#<fire time, RFC 3339 UTC>#<change hash>` (SPEC §5.4). */

@@ -5,6 +5,7 @@
  * of slots, queues or the ledger: the scheduler calls it for a run whose
  * `running` row and run-key claim are durable, and records what it returns.
  */
+import { withParams } from './run-params.js';
 import { effectiveCommand } from '../contract/manifest/effective.js';
 import {
   runFire,
@@ -19,6 +20,9 @@ import { ledgerOutcome } from './policy.js';
 import type { RegisteredJob } from './registry.js';
 import type { RunLog, RunLogs } from './run-logs.js';
 import type { AttemptLogEntry, EndPatch, RunRecord } from './store/types.js';
+
+/** Characters of an attempt's response body kept in its attempt log (about 4 KiB). */
+export const RESPONSE_KEPT_CHARS = 4096;
 
 /** What a command run needs (SPEC §11). */
 export interface ExecuteCommand {
@@ -39,6 +43,8 @@ export interface ExecuteDeps {
   transport: Transport;
   /** The job's resolved secrets; the first signs. */
   secrets: readonly string[];
+  /** An HTTP job's resolved `request.headers_from_secrets`; redacted from errors like secrets. */
+  headerSecrets?: Readonly<Record<string, string>>;
   /** Last success of the job (`X-Cron-Previous-Success-Time`). */
   previousSuccessMs: number | null;
   /** The leader's epoch under high availability (`X-Cron-Leader-Epoch`). */
@@ -51,6 +57,8 @@ export interface ExecuteDeps {
   signal: AbortSignal;
   /** Why the signal fired, read when the run ends `stopped`. */
   stopReason(): string | null;
+  /** Told as each attempt starts (the ledger shows it in flight). */
+  onAttempt?(attempt: number): void;
   /** Command jobs only. */
   command?: ExecuteCommand;
 }
@@ -102,6 +110,7 @@ export async function execute(
   const onEvent = (e: FireEvent): void => {
     if (e.event === 'attempt') {
       opened = { attempt: e.attempt ?? log.length + 1, startedAt: clock.now() };
+      deps.onAttempt?.(opened.attempt);
       return;
     }
     if (opened !== null && e.durationMs !== undefined) {
@@ -111,12 +120,21 @@ export async function execute(
         durationMs: e.durationMs,
         status: e.status ?? null,
         error: attemptError(e, isCommand),
+        // what was sent and what came back, as they were (the run page shows them)
+        ...(e.traceparent !== undefined ? { traceparent: e.traceparent } : {}),
+        ...(e.responseBody !== undefined
+          ? { response: e.responseBody.slice(0, RESPONSE_KEPT_CHARS) }
+          : {}),
       });
       opened = null;
     }
     if (e.terminal && e.event !== 'success') terminalError = attemptError(e, isCommand);
   };
-  const secrets = [...deps.secrets, ...Object.values(deps.command?.secretEnv ?? {})];
+  const secrets = [
+    ...deps.secrets,
+    ...Object.values(deps.command?.secretEnv ?? {}),
+    ...Object.values(deps.headerSecrets ?? {}),
+  ];
   const clean = (text: string | null): string | null =>
     text === null ? null : redact(text, secrets).slice(0, 500);
   let capture: { deps: CommandDeps; log: RunLog } | undefined;
@@ -125,12 +143,13 @@ export async function execute(
     const result = await runFire(
       {
         app: job.app,
-        job: job.job,
+        job: withParams(job.job, run.params),
         runId: run.id,
         runKey: run.runKey,
         fireTimeMs: run.scheduledTime,
         actualTimeMs: run.startedAt ?? clock.now(),
         secrets: deps.secrets,
+        ...(deps.headerSecrets ? { headerSecrets: deps.headerSecrets } : {}),
         previousSuccessMs: deps.previousSuccessMs,
         ...(deps.leaderEpoch !== undefined ? { leaderEpoch: deps.leaderEpoch } : {}),
       },
@@ -169,8 +188,14 @@ export async function execute(
       error: clean(error),
       attempts: result.attempts,
       lastStatus: result.lastStatus,
-      attemptLog: log.map((l) => ({ ...l, error: clean(l.error) })),
-      ...(capture ? { outputTruncated: capture.log.sink.truncated } : {}),
+      attemptLog: log.map((l) => ({
+        ...l,
+        error: clean(l.error),
+        ...(typeof l.response === 'string' ? { response: redact(l.response, secrets) } : {}),
+      })),
+      ...(capture
+        ? { outputTruncated: capture.log.sink.truncated, outputLost: capture.log.lost() }
+        : {}),
     };
   } catch (err) {
     await capture?.log.close().catch(() => undefined);

@@ -5,20 +5,26 @@
  * shim's rule, `shortSecretsError`), is a configuration error named by job and
  * ref — never a run that fails later with `internal_error`. A command job signs
  * nothing and needs no refs (SPEC §11), but every ref of its
- * `command.env_from_secrets` must resolve, the same way. Messages name refs
- * (with `raw:` values hidden), never secret values.
+ * `command.env_from_secrets` must resolve, the same way; so must every ref of an
+ * HTTP job's `request.headers_from_secrets`. Messages name refs (with `raw:`
+ * values hidden), never secret values.
  */
 import type { Manifest } from '../contract/manifest/types.js';
-import { resolveEnvSecrets } from '../secrets/env-secrets.js';
+import { resolveEnvSecrets, resolveHeaderSecrets } from '../secrets/env-secrets.js';
 import { refForDisplay, resolveSecretRefs, shortSecretsError } from '../secrets/resolve.js';
 import { jobKey } from './registry.js';
 
-/** Signing secrets of HTTP jobs and `env_from_secrets` of command jobs, per `app/job`; or every problem found. */
+/**
+ * Signing secrets and `headers_from_secrets` of HTTP jobs and `env_from_secrets` of command
+ * jobs, per `app/job`; or every problem found.
+ */
 export type JobSecrets =
   | {
       ok: true;
       secrets: Map<string, string[]>;
       envSecrets: Map<string, Record<string, string>>;
+      /** Header name → value, for HTTP jobs with `request.headers_from_secrets` only. */
+      headerSecrets: Map<string, Record<string, string>>;
     }
   | { ok: false; errors: string[] };
 
@@ -29,6 +35,7 @@ export function resolveJobSecrets(
 ): JobSecrets {
   const secrets = new Map<string, string[]>();
   const envSecrets = new Map<string, Record<string, string>>();
+  const headerSecrets = new Map<string, Record<string, string>>();
   const errors: string[] = [];
   const seen = new Map<string, { problems: string[]; values: string[] | null }>();
   for (const m of manifests) {
@@ -39,6 +46,11 @@ export function resolveJobSecrets(
         if (resolved.ok) envSecrets.set(jobKey(m.app, job.name), resolved.values);
         else errors.push(...resolved.problems.map((p) => `${name()}: ${p}`));
         continue;
+      }
+      if (job.request?.headers_from_secrets !== undefined) {
+        const resolved = resolveHeaderSecrets(job.request.headers_from_secrets, { env });
+        if (resolved.ok) headerSecrets.set(jobKey(m.app, job.name), resolved.values);
+        else errors.push(...resolved.problems.map((p) => `${name()}: ${p}`));
       }
       const refs = job.auth.secret_refs;
       if (refs.length === 0) {
@@ -68,5 +80,7 @@ export function resolveJobSecrets(
       if (one.values !== null) secrets.set(jobKey(m.app, job.name), one.values);
     }
   }
-  return errors.length > 0 ? { ok: false, errors } : { ok: true, secrets, envSecrets };
+  return errors.length > 0
+    ? { ok: false, errors }
+    : { ok: true, secrets, envSecrets, headerSecrets };
 }

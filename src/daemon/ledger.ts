@@ -11,9 +11,18 @@
  * writes (a run about to start waits for them) go at once; run ends may wait
  * {@link GROUP_COMMIT_MS} to share a transaction.
  *
- * A failing write never kills the daemon and is never dropped: it is reported
- * through `onError`, retried with backoff, and its callers simply wait.
+ * A failing write never kills the daemon and is never dropped while it runs: it
+ * is reported through `onError`, retried with backoff, and its callers simply
+ * wait; {@link Ledger.health} says how long writes have been failing. Only a
+ * shutdown gives up ({@link Ledger.abandon}), counting what was not written.
+ *
+ * Its timers (the group-commit window, the lazy hold, the retries' backoff) run on
+ * `options.clock`, so its tests drive them with a fake clock. The scheduler leaves it on the
+ * system clock even under a test's fake clock: those timers batch writes and pace retries, and
+ * a run's end must become durable without a test moving time.
  */
+import { systemClock } from '../fire/clock.js';
+import type { Clock } from '../fire/types.js';
 import type { LedgerOp, LedgerResult, Store } from './store/types.js';
 
 /** How long run-end writes wait to share a transaction. */
@@ -39,6 +48,8 @@ interface Group {
 
 /** Options of {@link Ledger}. */
 export interface LedgerOptions {
+  /** The clock of its timers; default the system clock. */
+  clock?: Clock;
   /** Called for every failed transaction (it is retried). */
   onError(err: Error, retryInMs: number, failures: number): void;
   /**
@@ -59,18 +70,27 @@ export interface LedgerOptions {
 /** The ordered, grouped, retrying writer. */
 export class Ledger {
   private pending: Group[] = [];
-  private lazyTimer: NodeJS.Timeout | undefined;
+  /** The group-commit window being waited for, if any (aborted to cancel it). */
+  private lazyWait: AbortController | undefined;
   private urgentQueued = false;
   private flushing: Promise<void> | undefined;
   private idleSince = true;
   /** When the oldest lazy write still waiting was submitted (ms, monotonic), or null. */
   private lazySince: number | null = null;
   private fatal: Error | null = null;
+  /** Since when (ms, monotonic) writes have been failing, and the last error; null when not. */
+  private failing: { since: number; error: string } | null = null;
+  private abandoned = false;
+  /** Wakes a retry's backoff sleep (abandon). */
+  private backoff = new AbortController();
+  private readonly clock: Clock;
 
   constructor(
     private readonly store: Store,
     private readonly options: LedgerOptions,
-  ) {}
+  ) {
+    this.clock = options.clock ?? systemClock;
+  }
 
   /**
    * Queues `ops` as one group; resolves with their results once they are
@@ -78,7 +98,8 @@ export class Ledger {
    */
   submit(ops: readonly LedgerOp[], urgent = true): Promise<LedgerResult[]> {
     if (ops.length === 0) return Promise.resolve([]);
-    if (this.fatal) return Promise.resolve(ops.map(() => ({ kind: 'fenced' as const })));
+    if (this.fatal || this.abandoned)
+      return Promise.resolve(ops.map(() => ({ kind: 'fenced' as const })));
     return new Promise((resolve) => {
       this.pending.push({ ops, resolve });
       this.kick(urgent);
@@ -97,6 +118,27 @@ export class Ledger {
     return Promise.all(groups).then(() => undefined);
   }
 
+  /** Null while writes succeed; else since when they have been failing (ms ago) and why. */
+  health(): { failingForMs: number; error: string } | null {
+    if (this.failing === null) return null;
+    return { failingForMs: this.clock.now() - this.failing.since, error: this.failing.error };
+  }
+
+  /**
+   * Shutdown: stops retrying. Every write not yet durable is given up (its caller gets `fenced`
+   * results) and counted; later submits are refused. Returns how many ops were not written.
+   */
+  abandon(): number {
+    this.abandoned = true;
+    this.backoff.abort();
+    let lost = 0;
+    for (const g of this.pending.splice(0)) {
+      lost += g.ops.length;
+      g.resolve(g.ops.map(() => ({ kind: 'fenced' })));
+    }
+    return lost; // the groups being written are still pending until they are durable
+  }
+
   /** Resolves once everything submitted so far is durable. */
   async idle(): Promise<void> {
     while (this.pending.length > 0 || this.flushing) {
@@ -113,20 +155,33 @@ export class Ledger {
     if (urgent) {
       if (this.urgentQueued) return;
       this.urgentQueued = true;
-      clearTimeout(this.lazyTimer);
-      this.lazyTimer = undefined;
+      this.cancelLazy();
       setImmediate(() => this.start());
-    } else if (!this.lazyTimer && !this.urgentQueued) {
-      this.lazySince ??= performance.now();
-      this.lazyTimer = setTimeout(() => this.lazyDue(), GROUP_COMMIT_MS);
+    } else if (!this.lazyWait && !this.urgentQueued) {
+      this.lazySince ??= this.clock.now();
+      this.armLazy();
     }
   }
 
+  /** Waits one group-commit window, then {@link lazyDue}. */
+  private armLazy(): void {
+    const wait = new AbortController();
+    this.lazyWait = wait;
+    void this.clock.sleep(GROUP_COMMIT_MS, wait.signal).then((elapsed) => {
+      if (elapsed && this.lazyWait === wait) this.lazyDue();
+    });
+  }
+
+  private cancelLazy(): void {
+    this.lazyWait?.abort();
+    this.lazyWait = undefined;
+  }
+
   private lazyDue(): void {
-    this.lazyTimer = undefined;
-    const since = this.lazySince ?? performance.now();
-    if (this.options.holdLazy?.() && performance.now() - since < MAX_LAZY_HOLD_MS) {
-      this.lazyTimer = setTimeout(() => this.lazyDue(), GROUP_COMMIT_MS);
+    this.lazyWait = undefined;
+    const since = this.lazySince ?? this.clock.now();
+    if (this.options.holdLazy?.() && this.clock.now() - since < MAX_LAZY_HOLD_MS) {
+      this.armLazy();
       return;
     }
     this.start();
@@ -135,8 +190,7 @@ export class Ledger {
   private start(): void {
     this.urgentQueued = false;
     this.lazySince = null;
-    clearTimeout(this.lazyTimer);
-    this.lazyTimer = undefined;
+    this.cancelLazy();
     if (this.flushing || this.pending.length === 0) return;
     this.flushing = this.flush().finally(() => {
       this.flushing = undefined;
@@ -147,7 +201,7 @@ export class Ledger {
 
   private async flush(): Promise<void> {
     let failures = 0;
-    while (this.pending.length > 0) {
+    while (this.pending.length > 0 && !this.abandoned) {
       const limit = this.idleSince ? FIRST_CHUNK : CHUNK;
       let count = 0;
       let take = 0;
@@ -170,13 +224,17 @@ export class Ledger {
           this.options.onFatal?.(err);
           return;
         }
+        if (this.abandoned) return; // its groups were given up with the rest
         failures += 1;
+        this.failing ??= { since: this.clock.now(), error: err.message };
+        this.failing.error = err.message;
         const delay = Math.min(MAX_RETRY_DELAY_MS, 100 * 2 ** (failures - 1));
         this.options.onError(err, delay, failures);
-        await new Promise((r) => setTimeout(r, delay));
+        await this.sleep(delay);
         continue; // the same groups, in the same order
       }
       failures = 0;
+      this.failing = null;
       this.idleSince = false;
       this.pending.splice(0, take);
       let at = 0;
@@ -187,5 +245,10 @@ export class Ledger {
       // let the requests of this chunk leave before the next chunk's fsync
       if (this.pending.length > 0) await new Promise((r) => setImmediate(r));
     }
+  }
+
+  /** A retry's backoff; cut short by {@link abandon}. */
+  private async sleep(ms: number): Promise<void> {
+    await this.clock.sleep(ms, this.backoff.signal);
   }
 }

@@ -11,7 +11,7 @@
  * an attempt whose pid the crash kept from being recorded.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { effectiveCommand } from '../contract/manifest/effective.js';
+import { effectiveCommand, effectiveService } from '../contract/manifest/effective.js';
 import type { Manifest } from '../contract/manifest/types.js';
 import { bootId, readStat, stopGroup, stopProcesses } from '../fire/process-group.js';
 import { COMMAND_DEFAULTS } from '../contract/manifest/defaults.js';
@@ -99,7 +99,11 @@ export async function stopLeftovers(
   manifests: readonly Manifest[],
 ): Promise<StoppedLeftover[]> {
   const graceMs = (app: string, job: string): number => {
-    const command = manifests.find((m) => m.app === app)?.jobs.find((j) => j.name === job)?.command;
+    const manifest = manifests.find((m) => m.app === app);
+    // a service's start (SPEC §17) is stopped with the service's graceful stop
+    const service = manifest?.services?.[job];
+    if (service !== undefined) return effectiveService(service).graceful_stop_seconds * 1000;
+    const command = manifest?.jobs.find((j) => j.name === job)?.command;
     const seconds =
       command === undefined
         ? COMMAND_DEFAULTS.graceful_stop_seconds
@@ -115,8 +119,12 @@ export async function stopLeftovers(
   const stopped = await Promise.all(
     running.map(async (r): Promise<StoppedLeftover | null> => {
       const pgid = groups.get(r.id);
-      // outside the recorded group: escaped, orphaned, or of an attempt never recorded
-      const others = (carriers.get(r.id) ?? []).filter((pid) => readStat(pid)?.pgrp !== pgid);
+      // outside the recorded group: escaped, orphaned, or of an attempt never recorded (one that
+      // exited since the scan — a short-lived child of the group — is neither: nothing to stop)
+      const others = (carriers.get(r.id) ?? []).filter((pid) => {
+        const stat = readStat(pid);
+        return stat !== null && stat.pgrp !== pgid;
+      });
       const grace = graceMs(r.app, r.job);
       const parts: string[] = [];
       const work: Promise<unknown>[] = [];

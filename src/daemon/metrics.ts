@@ -92,6 +92,11 @@ export class DaemonMetrics {
     'Fires not dispatched because their run key already succeeded.',
     this.registry,
   );
+  private readonly outputLost = new JobCounter(
+    'cronix_job_output_lost_total',
+    'Command runs part of whose output could not be written (a full disk, an I/O error).',
+    this.registry,
+  );
   private readonly backfill = new JobCounter(
     'cronix_job_backfill_total',
     'Catch-up runs after downtime.',
@@ -133,9 +138,28 @@ export class DaemonMetrics {
     registers: [this.registry],
   });
 
+  // host mode (SPEC §15)
+  private readonly reports = new Counter({
+    name: 'cronix_reports_total',
+    help: 'Host-mode reports and pings received, by result (recorded, ended, unchanged, refused).',
+    labelNames: ['result'],
+    registers: [this.registry],
+  });
+  private readonly skewedReports = new JobCounter(
+    'cronix_report_clock_skewed_total',
+    "Reports whose host clock was more than 60 s off the server's (flagged on the run).",
+    this.registry,
+  );
+  private readonly hostOffset = new Gauge({
+    name: 'cronix_report_host_clock_offset_seconds',
+    help: "The server's clock minus the reporting host's, as its last report showed (whole seconds).",
+    labelNames: ['host'],
+    registers: [this.registry],
+  });
+
   private readonly leader = new Gauge({
     name: 'cronix_leader',
-    help: '1 while this replica leads (dispatches), else 0.',
+    help: '1 while this daemon leads (dispatches): a cluster leader, or a single daemon; else 0.',
     registers: [this.registry],
   });
   private readonly leaderEpoch = new Gauge({
@@ -154,7 +178,7 @@ export class DaemonMetrics {
     registers: [this.registry],
   });
 
-  constructor(now: () => number) {
+  constructor(readonly now: () => number) {
     const completeness = this.completeness;
     new Gauge({
       name: 'cronix_run_completeness',
@@ -189,15 +213,32 @@ export class DaemonMetrics {
     this.runs.inc(key, run.outcome);
     if (run.outcome === 'duplicate') this.duplicates.inc(key);
     if (run.outcome === 'missed') this.missed.inc(key);
+    if (run.outputLost !== null) this.outputLost.inc(key);
     if (run.startedAt !== null && run.endedAt !== null)
       this.duration.observe(key, (run.endedAt - run.startedAt) / 1000);
     if (
       run.outcome === 'success' &&
-      (run.trigger === 'schedule' || run.trigger === 'catchup') &&
+      (run.trigger === 'schedule' ||
+        run.trigger === 'catchup' ||
+        (run.trigger === 'host' && run.scheduleIndex !== null)) &&
       run.endedAt !== null
     ) {
       this.completeness.succeed(key, run.scheduledTime);
     }
+  }
+
+  /**
+   * A report was received with `result`; for an accepted one, its job, its host, the host's
+   * clock offset (server − host, ms) and whether that was flagged (more than 60 s).
+   */
+  report(
+    result: string,
+    from?: { key: string; host: string; offsetMs: number; flagged: boolean },
+  ): void {
+    this.reports.inc({ result });
+    if (!from) return;
+    this.hostOffset.set({ host: from.host }, Math.round(from.offsetMs / 1000));
+    if (from.flagged) this.skewedReports.inc(from.key);
   }
 
   /** This replica's role changed (high availability). */
@@ -205,6 +246,11 @@ export class DaemonMetrics {
     this.leader.set(leading ? 1 : 0);
     if (epoch !== null) this.leaderEpoch.set(epoch);
     this.leaderChanges.inc();
+  }
+
+  /** A single daemon (its own store) leads itself: `cronix_leader 1`, no epoch, no change. */
+  single(): void {
+    this.leader.set(1);
   }
 
   /** The epoch of the lease as last seen. */

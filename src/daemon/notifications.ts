@@ -22,7 +22,7 @@ import type { ResolvedNotifier } from '../notify/resolve.js';
 import { uuidv7 } from '../fire/ids.js';
 import type { Clock } from '../fire/types.js';
 import type { DaemonEmitter } from './events.js';
-import { eventOfRun, planEvent, type JobEventKind } from './notify-plan.js';
+import { eventOfRun, planEvent, type JobEventKind, type NotifyTarget } from './notify-plan.js';
 import type { RegisteredJob } from './registry.js';
 import type { NotificationPatch, NotificationRecord, RunRecord, Store } from './store/types.js';
 
@@ -111,7 +111,19 @@ export class Notifications {
     this.record(kind, run, job);
   }
 
-  private record(kind: JobEventKind, run: RunRecord, job: RegisteredJob | null): void {
+  /**
+   * A service's crash loop began (`failed`) or ended (`success`: `recovered` when a `failed`
+   * group is open), SPEC §17: grouped like a job's events, under the service's name.
+   */
+  serviceEvent(kind: 'failed' | 'success', run: RunRecord, targets: readonly NotifyTarget[]): void {
+    if (targets.length > 0) this.record(kind, run, { notify: targets });
+  }
+
+  private record(
+    kind: JobEventKind,
+    run: RunRecord,
+    job: { notify: readonly NotifyTarget[] } | null,
+  ): void {
     if (this.stopped || !job) return;
     const at = this.deps.clock.now();
     this.chain = this.chain.then(async () => {

@@ -25,7 +25,7 @@ export interface OverlapPolicy {
  */
 export function admit(policy: OverlapPolicy, active: number, queued: number): Admission {
   if (policy.concurrency === 'Allow') return 'start';
-  if (active < policy.maxConcurrent) {
+  if (hasRoom(policy, active)) {
     // an Enqueue job with a backlog keeps FIFO order: newcomers go behind it
     return policy.concurrency === 'Enqueue' && queued > 0 ? enqueue(policy, queued) : 'start';
   }
@@ -37,6 +37,11 @@ export function admit(policy: OverlapPolicy, active: number, queued: number): Ad
     case 'Enqueue':
       return enqueue(policy, queued);
   }
+}
+
+/** Whether a job with `active` runs holding a slot may start one more (Allow always may). */
+export function hasRoom(policy: OverlapPolicy, active: number): boolean {
+  return policy.concurrency === 'Allow' || active < policy.maxConcurrent;
 }
 
 function enqueue(policy: OverlapPolicy, queued: number): Admission {

@@ -11,6 +11,7 @@ import {
 } from '../contract/manifest/effective.js';
 import type { Job, Manifest } from '../contract/manifest/types.js';
 import { parseSchedule, type Schedule } from '../contract/schedule/index.js';
+import { compileBlackout, type Blackout } from '../contract/calendar.js';
 import type { NotifyTarget } from './notify-plan.js';
 import type { CatchupPolicy, OverlapPolicy } from './policy.js';
 
@@ -29,6 +30,23 @@ export interface RegisteredJob {
   enabled: boolean;
   /** Notify entries with their notifier's type (SPEC §12); empty when the job has none. */
   notify: NotifyTarget[];
+  /** `policy.blackout` compiled for the job's zone (SPEC §16 "Calendars"); null without windows. */
+  blackout: Blackout | null;
+  /**
+   * `host`: a watched job (SPEC §15, `serve --watch`), fired by host schedulers and expected by
+   * the daemon, never fired by it; absent or `daemon`: the daemon fires it.
+   */
+  firedBy?: 'daemon' | 'host';
+}
+
+/** A job's blackout windows, compiled; the manifests are validated and their dates loaded first. */
+function blackoutOf(m: Manifest, job: Job): Blackout | null {
+  if (job.policy.blackout === undefined) return null;
+  try {
+    return compileBlackout(job.policy.blackout, job.timezone);
+  } catch (err) {
+    throw new Error(`${m.app}/${job.name}: policy.blackout: ${(err as Error).message}`);
+  }
 }
 
 /**
@@ -49,6 +67,8 @@ class Registered implements RegisteredJob {
     public schedules: Schedule[],
     public enabled: boolean,
     public notify: NotifyTarget[],
+    public blackout: Blackout | null,
+    public firedBy: 'daemon' | 'host' = 'daemon',
   ) {}
 
   get hashes(): string[] {
@@ -74,7 +94,7 @@ interface Policies {
  */
 export function policyKey(p: EffectivePolicy): string {
   const { retries: r, catchup: c, jitter: j } = p;
-  return `${p.concurrency}|${p.concurrency_scope}|${p.timeout_seconds}|${r.max_attempts}|${r.min_seconds}|${r.max_seconds}|${p.max_concurrent}|${p.queue_max}|${c.mode}|${c.window_seconds}|${c.max_runs}|${j.stable_seconds}|${j.random_seconds}`;
+  return `${p.concurrency}|${p.concurrency_scope}|${p.timeout_seconds}|${r.max_attempts}|${r.min_seconds}|${r.max_seconds}|${p.max_concurrent}|${p.queue_max}|${c.mode}|${c.window_seconds}|${c.max_runs}|${j.stable_seconds}|${j.random_seconds}|${p.watch.grace_seconds}`;
 }
 
 /** Whether two effective policies are equal field by field (the same fields as {@link policyKey}). */
@@ -92,7 +112,8 @@ export function samePolicy(a: EffectivePolicy, b: EffectivePolicy): boolean {
     a.catchup.window_seconds === b.catchup.window_seconds &&
     a.catchup.max_runs === b.catchup.max_runs &&
     a.jitter.stable_seconds === b.jitter.stable_seconds &&
-    a.jitter.random_seconds === b.jitter.random_seconds
+    a.jitter.random_seconds === b.jitter.random_seconds &&
+    a.watch.grace_seconds === b.watch.grace_seconds
   );
 }
 
@@ -122,7 +143,10 @@ const NO_NOTIFY: NotifyTarget[] = [];
  * list: they are read, never written, and 100,000 jobs held some 700,000 small objects of
  * their own, which start-up paid for in allocation and in young-generation copying.
  */
-export function buildRegistry(manifests: readonly Manifest[]): Map<string, RegisteredJob> {
+export function buildRegistry(
+  manifests: readonly Manifest[],
+  firedBy: 'daemon' | 'host' = 'daemon',
+): Map<string, RegisteredJob> {
   const jobs = new Map<string, RegisteredJob>();
   const policies = new Map<string, Policies>();
   let previous: Policies | undefined;
@@ -178,6 +202,8 @@ export function buildRegistry(manifests: readonly Manifest[]): Map<string, Regis
                     ]
                   : [];
               }),
+          blackoutOf(m, job),
+          firedBy,
         ),
       );
     }

@@ -1,6 +1,7 @@
 /**
  * Ledger retention: ended runs older than `--retention-days` are deleted, and
- * so are notifications whose delivery ended before then (pending ones stay),
+ * so are notifications whose delivery ended before then (pending ones stay) and the audit
+ * log's rows of before then,
  * checked at most once per {@link PRUNE_EVERY_MS}. A failing prune is reported
  * and tried again at the next check; it never stops the scheduler.
  */
@@ -38,6 +39,12 @@ export class Retention {
       if (notifications > 0)
         this.events.emit('info', {
           msg: `retention: deleted ${notifications} notification(s) delivered or failed before ${new Date(cutoff).toISOString()}`,
+        });
+      // the audit log is kept as long as runs (SPEC §18)
+      const audit = await this.store.pruneAudit(cutoff);
+      if (audit > 0)
+        this.events.emit('info', {
+          msg: `retention: deleted ${audit} audit row(s) recorded before ${new Date(cutoff).toISOString()}`,
         });
       const logs = (await this.afterPrune?.(cutoff)) ?? 0;
       if (logs > 0)

@@ -11,6 +11,13 @@ import { uuidv7Time } from '../fire/ids.js';
 import { CapturedOutput, type OutputWriter } from '../fire/output.js';
 import type { OutputStream } from '../fire/types.js';
 
+/** A failed write as a few words: `ENOSPC: no space left on device` (no path: the log's is known). */
+function lostReason(err: Error): string {
+  const e = err as NodeJS.ErrnoException;
+  const words = e.message.replace(/, \w+ '[^']*'$/, '');
+  return (e.code && !words.startsWith(e.code) ? `${e.code}: ${words}` : words).slice(0, 200);
+}
+
 /** A run id as it may appear in a file name (a UUID). */
 const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -20,6 +27,11 @@ export interface RunLog {
   sink: CapturedOutput;
   /** Writes what is held back and closes the file; resolves once it is on disk. */
   close(): Promise<void>;
+  /**
+   * Why the output could not be written (the file could not be opened or a write failed:
+   * a full disk, an I/O error), or null. From then on the rest of the output is dropped.
+   */
+  lost(): string | null;
 }
 
 /** The logs directory of one daemon. */
@@ -65,9 +77,12 @@ export class RunLogs {
       close: () =>
         new Promise<void>((resolve) => {
           sink.end();
-          file.end(() => resolve());
-          if (failed) resolve();
+          // 'close' comes after the last write's error, if there was one: lost() knows it then
+          if (file.closed) return resolve();
+          file.once('close', () => resolve());
+          file.end();
         }),
+      lost: () => (failed === null ? null : lostReason(failed)),
     };
   }
 

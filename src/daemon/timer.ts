@@ -29,7 +29,9 @@ export type TimerItem =
     }
   | { at: number; kind: 'delayed'; runId: string; key: string }
   /** A run planned ahead whose requests may leave now (never before `at`). */
-  | { at: number; kind: 'launch'; runId: string; key: string };
+  | { at: number; kind: 'launch'; runId: string; key: string }
+  /** The earliest `until` of the freezes (SPEC §16): those it reaches end by themselves. */
+  | { at: number; kind: 'thaw' };
 
 /** A fire item the loop may hand to `onPlan` ahead of its time. */
 const plannable = (item: TimerItem | undefined): item is Extract<TimerItem, { kind: 'fire' }> =>

@@ -19,6 +19,11 @@ export interface FireInput {
   actualTimeMs: number;
   /** Resolved secret values; the first signs. Empty = unsigned (daemon tests only). */
   secrets: readonly string[];
+  /**
+   * An HTTP job's resolved `request.headers_from_secrets` (header name → value), sent on every
+   * attempt after the static headers. Absent: none.
+   */
+  headerSecrets?: Readonly<Record<string, string>>;
   /** Last successful fire of this job, epoch ms, when known. */
   previousSuccessMs: number | null;
   /**
@@ -45,4 +50,11 @@ export interface AttemptEnd {
   bodyExcerpt?: string;
   /** Why it failed, in a few words (never a secret). */
   err?: string;
+  /** HTTP: the W3C `traceparent` the attempt sent (its span is the attempt's). */
+  traceparent?: string;
+  /**
+   * A 2xx whose app answered `X-Cron-Run-Once: duplicate`: the run key had already succeeded
+   * there and nothing was done again (the fire ends `duplicate`, not `success`).
+   */
+  duplicate?: true;
 }

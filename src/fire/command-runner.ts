@@ -17,6 +17,7 @@
  */
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
+import type { Duplex } from 'node:stream';
 import { processStartTime, stopGroup } from './process-group.js';
 import type {
   CommandOptions,
@@ -78,9 +79,17 @@ function runOnce(request: CommandRequest, options: CommandOptions): Promise<Comm
       env: { ...request.env },
       detached: true,
       shell: false,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // (typed as the three pipes every run has; fd 3 is read from child.stdio below)
+      stdio: (request.lifeline
+        ? ['ignore', 'pipe', 'pipe', 'pipe']
+        : ['ignore', 'pipe', 'pipe']) as ['ignore', 'pipe', 'pipe'],
       windowsHide: true,
     });
+    // the lifeline's other end: held, never written, closed by the OS when this process dies
+    const lifeline = request.lifeline
+      ? ((child.stdio as unknown[])[3] as Duplex | undefined)
+      : undefined;
+    lifeline?.on('error', () => undefined);
     let timer: NodeJS.Timeout | undefined;
     let stopping: Promise<unknown> | null = null;
     let stopReason: 'timeout' | 'aborted' | null = null;
@@ -126,6 +135,7 @@ function runOnce(request: CommandRequest, options: CommandOptions): Promise<Comm
       clearTimeout(waited);
       child.stdout.destroy();
       child.stderr.destroy();
+      lifeline?.destroy();
       resolve(result);
     };
 

@@ -5,7 +5,7 @@
  * daemon both call `runFire`, injecting the transport, the command runner, the
  * clock and an optional per-attempt guard (the lock).
  */
-import { backoffSeconds, isRetryable, type FireOutcome } from '../contract/run.js';
+import { backoffSeconds, isRetryable, RUN_ONCE_HEADER, type FireOutcome } from '../contract/run.js';
 import type { AttemptCall, AttemptEnd, FireInput } from './attempt.js';
 import { runCommand, type CommandDeps } from './command-attempt.js';
 import { sendHttp } from './http-attempt.js';
@@ -63,6 +63,10 @@ export interface FireEvent {
   fencingToken?: number;
   /** Seconds slept before the next attempt. */
   backoffSeconds?: number;
+  /** HTTP: the `traceparent` the attempt sent (on the event that ends an attempt). */
+  traceparent?: string;
+  /** HTTP: the start of the response body of the attempt (any status), when one came. */
+  responseBody?: string;
 }
 
 /** The outcome of the attempt that ended a fire, as handed to {@link FireDeps.record}. */
@@ -203,6 +207,8 @@ export async function runFire(input: FireInput, deps: FireDeps): Promise<FireRes
       durationMs,
       ...(status !== undefined ? { status } : {}),
       ...(err ? { err } : {}),
+      ...(end.traceparent !== undefined ? { traceparent: end.traceparent } : {}),
+      ...(excerpt !== undefined ? { responseBody: excerpt } : {}),
     };
     const last = attempt === policy.retries.max_attempts;
     const ending: EndingAttempt['outcome'] | undefined =
@@ -221,6 +227,13 @@ export async function runFire(input: FireInput, deps: FireDeps): Promise<FireRes
     await hold?.release();
     if (recordError !== undefined) {
       emit({ event: 'record-failed', terminal: false, attempt, err: recordError });
+    }
+    if (cls === 'success' && end.duplicate) {
+      // the app had this run key already (its runOnce answered with the stored result): the key
+      // is done — recorded as such above, so it is not sent again — and nothing ran twice
+      const message = `the app answered ${RUN_ONCE_HEADER}: duplicate (the run key had already succeeded there)`;
+      emit({ event: 'duplicate-suppressed', terminal: true, ...base, err: message });
+      return finish('duplicate', { message });
     }
     if (cls === 'success') {
       emit({ event: 'success', terminal: true, ...base });

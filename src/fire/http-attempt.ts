@@ -16,7 +16,10 @@ import { requestTarget } from './url-target.js';
 
 const INJECTED = new Set(Object.values(TRIGGER_HEADERS).map((h) => h.toLowerCase()));
 
-/** Headers of one attempt: static headers first, then the injected ones, which win. */
+/**
+ * Headers of one attempt: static headers first, then those from secrets
+ * (`request.headers_from_secrets`, resolved by the caller), then the injected ones, which win.
+ */
 export function attemptHeaders(
   input: FireInput,
   attempt: number,
@@ -26,8 +29,10 @@ export function attemptHeaders(
   const request = input.job.request;
   if (request === undefined) throw new Error(`job ${input.job.name} has no request`);
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (!INJECTED.has(name.toLowerCase())) headers[name] = value;
+  for (const source of [request.headers, input.headerSecrets ?? {}]) {
+    for (const [name, value] of Object.entries(source)) {
+      if (!INJECTED.has(name.toLowerCase())) headers[name] = value;
+    }
   }
   const seconds = (ms: number): string => String(Math.floor(ms / 1000));
   headers[TRIGGER_HEADERS.runId] = input.runId;
@@ -66,7 +71,9 @@ export function httpEnd(
   switch (result.kind) {
     case 'response': {
       const cls: AttemptClass = classifyStatus(result.status);
-      return { cls, status: result.status, bodyExcerpt: result.bodyExcerpt };
+      const end: AttemptEnd = { cls, status: result.status, bodyExcerpt: result.bodyExcerpt };
+      if (cls === 'success' && result.runOnce === 'duplicate') end.duplicate = true;
+      return end;
     }
     case 'network-error':
       return { cls: 'network-error', err: result.message };
@@ -89,10 +96,11 @@ export async function sendHttp(
   const request = input.job.request;
   if (request === undefined) return { cls: 'aborted' }; // unreachable: callers check the kind
   const timeoutSeconds = input.job.policy.timeout_seconds;
+  const headers = attemptHeaders(input, call.attempt, deps.clock.now(), call.fencingToken);
   const sent: TransportRequest = {
     method: request.method,
     url: request.url,
-    headers: attemptHeaders(input, call.attempt, deps.clock.now(), call.fencingToken),
+    headers,
     body: request.body,
   };
   const result = await deps.transport.send(sent, {
@@ -100,5 +108,7 @@ export async function sendHttp(
     maxBodyBytes: MAX_RESPONSE_BODY_BYTES,
     ...(call.signal ? { signal: call.signal } : {}),
   });
-  return httpEnd(result, timeoutSeconds, !call.stopped());
+  const end = httpEnd(result, timeoutSeconds, !call.stopped());
+  end.traceparent = headers[TRIGGER_HEADERS.traceparent] as string;
+  return end;
 }

@@ -12,6 +12,7 @@ import type https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import type { SendOptions, Transport, TransportRequest, TransportResult } from './types.js';
 import { urlTarget, type UrlTarget } from './url-target.js';
+import { RUN_ONCE_HEADER } from '../contract/run.js';
 
 /** Options of {@link createHttpTransport}. */
 export interface HttpTransportOptions {
@@ -32,6 +33,9 @@ const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE', '
 
 /** Longest single `setTimeout` delay node accepts; longer deadlines re-arm. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** The app's `X-Cron-Run-Once` answer, as node names incoming headers. */
+const RUN_ONCE = RUN_ONCE_HEADER.toLowerCase();
 
 /** Longest `network-error` message kept, in characters. */
 const MAX_ERROR_MESSAGE = 300;
@@ -78,21 +82,36 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
     });
   };
 
+  /** Sends one attempt through the protocol's agent. */
+  const sendNow = async (
+    request: TransportRequest,
+    sendOptions: SendOptions,
+  ): Promise<TransportResult> => {
+    const target = urlTarget(request.url);
+    if (typeof target === 'string') return { kind: 'network-error', message: target };
+    try {
+      // synchronous once the agent exists: sends reach the agent in the order they were made
+      const picked = agentFor(target.protocol);
+      const { agent, lib } = picked instanceof Promise ? await picked : picked;
+      return await sendOnce(lib, agent, target, request, sendOptions);
+    } catch (err) {
+      // Only reachable through a bug or an exotic runtime failure: keep the promise resolving.
+      return { kind: 'network-error', message: describeError(err) };
+    }
+  };
+
+  let inFlight = 0;
   return {
     async send(request, sendOptions) {
       if (sendOptions.signal?.aborted) return { kind: 'aborted' };
-      const target = urlTarget(request.url);
-      if (typeof target === 'string') return { kind: 'network-error', message: target };
+      inFlight++;
       try {
-        // synchronous once the agent exists: sends reach the agent in the order they were made
-        const picked = agentFor(target.protocol);
-        const { agent, lib } = picked instanceof Promise ? await picked : picked;
-        return await sendOnce(lib, agent, target, request, sendOptions);
-      } catch (err) {
-        // Only reachable through a bug or an exotic runtime failure: keep the promise resolving.
-        return { kind: 'network-error', message: describeError(err) };
+        return await sendNow(request, sendOptions);
+      } finally {
+        inFlight--;
       }
     },
+    inFlight: () => inFlight,
     backlog() {
       let waiting = 0;
       for (const agent of [httpAgent, httpsAgent])
@@ -195,6 +214,8 @@ function sendOnce(
             bodyExcerpt: excerpt,
           };
           if (location !== undefined) result.location = location;
+          const runOnce = response.headers[RUN_ONCE];
+          if (typeof runOnce === 'string') result.runOnce = runOnce;
           // A complete body leaves the connection reusable; a capped one is cut off unread.
           settle(result, !complete);
         });

@@ -27,7 +27,17 @@ export interface SendOptions {
 
 /** What one attempt produced. Never an exception. */
 export type TransportResult =
-  | { kind: 'response'; status: number; bodyExcerpt: string; location?: string }
+  | {
+      kind: 'response';
+      status: number;
+      bodyExcerpt: string;
+      location?: string;
+      /**
+       * The app's `X-Cron-Run-Once` answer header (the SDK's `runOnce`): `duplicate` when the
+       * app had already done this run key and sent its stored answer instead of doing it again.
+       */
+      runOnce?: string;
+    }
   | { kind: 'network-error'; message: string }
   | { kind: 'timeout' }
   | { kind: 'aborted' };
@@ -40,6 +50,8 @@ export interface Transport {
    * still count, for a while, one that timed out or was aborted while it waited.
    */
   backlog?(): number;
+  /** Requests handed to `send` whose result has not come back yet (waiting ones included). */
+  inFlight?(): number;
   /** Closes pooled connections. */
   close?(): Promise<void>;
 }
@@ -61,6 +73,12 @@ export interface CommandRequest {
   cwd: string;
   /** When the attempt is stopped: ms between SIGTERM and SIGKILL to its process group. */
   gracefulStopMs: number;
+  /**
+   * Gives the process a lifeline as file descriptor 3: one end of a socket pair whose other end
+   * only this process holds, so it reads end-of-file once this process is gone, however it
+   * died (a supervised service watches it, SPEC §17). Absent: no fd 3.
+   */
+  lifeline?: boolean;
 }
 
 /** Which stream a chunk of output came from. */

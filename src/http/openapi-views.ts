@@ -11,7 +11,7 @@ export const VIEW_PATHS = {
     get: {
       summary: 'One job: the list fields plus its effective policy and request',
       description:
-        'Header values and URL parts that look like credentials (Authorization, Cookie, *token*, *secret*, *key*, a URL password) are shown as `(hidden)`. Secret refs are never shown; `signed` says whether the job has any.',
+        'Header values are shown only for names that describe the request (Accept*, Cache-Control, Content-Encoding, Content-Language, Content-Type, Pragma, Prefer, User-Agent); any other value, every header of `request.headers_from_secrets`, every query value but those of paging, dates, format, locale and the like (docs/daemon.md), the URL user info and fragment are shown as `(hidden)`. `headers_from_secrets` lists those names. Secret refs are never shown; `signed` says whether the job has any.',
       parameters: [pathParam('app', 'app'), pathParam('job', 'job')],
       responses: {
         200: json({
@@ -27,9 +27,24 @@ export const VIEW_PATHS = {
                     method: { type: 'string' },
                     url: { type: 'string' },
                     headers: { type: 'object', additionalProperties: { type: 'string' } },
+                    headers_from_secrets: { type: 'array', items: { type: 'string' } },
                   },
                 },
                 signed: { type: 'boolean' },
+                notify: {
+                  type: 'array',
+                  description: 'Its notify entries (SPEC §12) with their defaults applied',
+                  items: {
+                    type: 'object',
+                    properties: {
+                      to: { type: 'string' },
+                      type: { type: 'string', enum: ['webhook', 'smtp'] },
+                      on: { type: 'array', items: { type: 'string' } },
+                      slow_after_seconds: { type: 'integer' },
+                      repeat_every_seconds: { type: 'integer' },
+                    },
+                  },
+                },
               },
             },
           ],
@@ -181,7 +196,7 @@ export const VIEW_PATHS = {
     get: {
       summary: 'The request a run sent: method, URL and headers, never the signature',
       description:
-        'Reconstructed from the run and the job as loaded now. `X-Cron-Signature` is `(hidden)`; credential-like static headers and URL parts are `(hidden)`.',
+        'Reconstructed from the run and the job as loaded now. `X-Cron-Signature` and the headers of `request.headers_from_secrets` are `(hidden)`; static headers and URL query values off the allowlists of GET /api/v1/jobs/{app}/{job} are `(hidden)`.',
       parameters: [pathParam('id', 'run id')],
       responses: {
         200: json({
@@ -203,7 +218,7 @@ export const VIEW_PATHS = {
     get: {
       summary: 'Live run and job changes (Server-Sent Events), resumable with Last-Event-ID',
       description:
-        'Events: `ready` {boot, seq} first; `run` {change: recorded|started|ended, run}; `job` {app, job, paused}; `jobs` {jobs} after a reload; `notification` {notification} when one is recorded and after each delivery attempt (the shape of GET /api/v1/notifications); `reset` {} when the events after `Last-Event-ID` cannot be replayed (reload instead). Ids are `<boot>.<seq>`; the newest 2,000 are kept for resumption. A comment line every 15 s keeps proxies from closing the stream.',
+        'Events: `ready` {boot, seq} first; `run` {change: recorded|started|ended, run}; `job` {app, job, paused}; `jobs` {jobs} after a reload; `notification` {notification} when one is recorded and after each delivery attempt (the shape of GET /api/v1/notifications); `reset` {} when the events after `Last-Event-ID` cannot be replayed (reload instead). Ids are `<boot>.<seq>`; the newest 2,000 are kept for resumption. A comment line every 15 s keeps proxies from closing the stream. The stream ends within seconds once the token or session that opened it is revoked or expires.',
       parameters: [
         query('app', 'only this app’s run, job and notification events'),
         query('job', 'only this job’s'),

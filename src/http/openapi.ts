@@ -1,7 +1,13 @@
 /** The OpenAPI 3.1 document the daemon serves at `/openapi.json`. */
 import { RUN_OUTCOMES, RUN_PHASES } from '../daemon/store/types.js';
-import { error, json, pathParam, query, ref, time } from './openapi-parts.js';
+import { error, json, pathParam, query, ref, time, withSecurity } from './openapi-parts.js';
 import { VIEW_PATHS } from './openapi-views.js';
+import { ACCESS_PATHS, ACCESS_SCHEMAS } from './openapi-access.js';
+import { HOST_PATHS, HOST_SCHEMAS, HOST_SECURITY } from './openapi-host.js';
+import { RUNBOOK_PATHS, RUNBOOK_SCHEMAS } from './openapi-runbook.js';
+import { FREEZE_PATHS, FREEZE_SCHEMAS } from './openapi-freezes.js';
+import { SKIP_PATHS, SKIP_SCHEMAS } from './openapi-skips.js';
+import { SERVICE_PATHS } from './openapi-services.js';
 import { NOTIFY_EVENTS } from '../contract/manifest/defaults.js';
 import { NOTIFICATION_STATUSES } from '../daemon/store/types.js';
 
@@ -12,11 +18,18 @@ export const OPENAPI = {
     title: 'cronix daemon API',
     version: '1',
     description:
-      'Jobs, runs and triggers of `cronix serve` (SPEC §7) and the views of its web UI (SPEC §13). Mutations need `Authorization: Bearer <token>`, or the web UI session cookie with its `X-CSRF-Token`, unless the daemon runs with --no-auth on loopback. A mutation whose `Origin` is another origin (or `Sec-Fetch-Site: cross-site`) is refused with 403 `forbidden`.',
+      'Jobs, runs and triggers of `cronix serve` (SPEC §7) and the views of its web UI (SPEC §13). Every `/api/v1` route, reads included, needs `Authorization: Bearer <token>` or the web UI session cookie (mutations with the cookie also its `X-CSRF-Token`), unless the daemon runs with --no-auth on loopback; `/healthz`, `/openapi.json` and `/metrics` (unless `serve --metrics-auth`) are open. Each operation states the role it needs in `x-cronix-role` (SPEC §18: `viewer` every read but run output and the tokens, `operator` the verbs within the apps of the token, `admin` everything; `public` needs no credential); a request whose role is below is answered 403 `forbidden` naming the role needed, and every mutation is written to the audit log (`GET /api/v1/audit`). Wrong tokens are slowed per client address (429 with `Retry-After`). A request whose `Host` is not a name of the daemon (loopback, the listen address, `--allowed-host`, `--public-url`) is refused with 421 `misdirected_request`; a mutation whose `Origin` is another origin (or `Sec-Fetch-Site: cross-site`) with 403 `forbidden`.',
   },
   components: {
-    securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+    securitySchemes: {
+      bearer: { type: 'http', scheme: 'bearer' },
+      session: { type: 'apiKey', in: 'cookie', name: 'cronix_session' },
+      ...HOST_SECURITY,
+    },
     schemas: {
+      ...RUNBOOK_SCHEMAS,
+      ...FREEZE_SCHEMAS,
+      ...SKIP_SCHEMAS,
       Error: {
         type: 'object',
         required: ['error'],
@@ -39,8 +52,15 @@ export const OPENAPI = {
           job: { type: 'string' },
           schedules: { type: 'array', items: { type: 'string' } },
           timezone: { type: 'string' },
-          next_fire: time,
+          next_fire: { ...time, description: 'null while the job is paused or disabled' },
           paused: { type: 'boolean' },
+          pause_note: ref('PauseNote'),
+          skips: {
+            type: 'array',
+            items: ref('Skip'),
+            description:
+              'Fire instants skipped (`cronix skip`) whose fire has not come, earliest first',
+          },
           enabled: { type: 'boolean' },
           last_outcome: { type: ['string', 'null'] },
           recent_outcomes: {
@@ -50,6 +70,15 @@ export const OPENAPI = {
           },
           active: { type: 'integer' },
           queued: { type: 'integer' },
+          fired_by: {
+            enum: ['daemon', 'host'],
+            description: '`host`: a watched job (serve --watch), fired by host schedulers',
+          },
+          last_report: {
+            type: ['object', 'null'],
+            description: 'Watched jobs: the newest reported run, its host and when it came',
+            properties: { run_id: { type: 'string' }, host: { type: 'string' }, at: time },
+          },
         },
       },
       Notification: {
@@ -80,6 +109,18 @@ export const OPENAPI = {
         properties: {
           auth: { enum: ['token', 'none'], description: '`none` with --no-auth' },
           authenticated: { type: 'boolean' },
+          who: { type: ['string', 'null'], description: 'The token name or SSO user signed in' },
+          role: { enum: ['viewer', 'operator', 'admin', null] },
+          apps: {
+            type: 'array',
+            items: { type: 'string' },
+            description:
+              'The apps the session may act on (verbs, run output) with its role; empty: every app',
+          },
+          sso: {
+            type: 'boolean',
+            description: 'Single sign-on is configured (`/api/v1/sso/login`)',
+          },
           csrf_token: {
             type: ['string', 'null'],
             description: 'Send as `X-CSRF-Token` on mutations made with the session cookie',
@@ -96,7 +137,9 @@ export const OPENAPI = {
           job: { type: 'string' },
           schedule_index: { type: ['integer', 'null'] },
           scheduled_time: time,
-          trigger: { enum: ['schedule', 'catchup', 'manual', 'replay'] },
+          trigger: {
+            enum: ['schedule', 'catchup', 'manual', 'replay', 'host', 'backfill', 'service'],
+          },
           phase: { enum: [...RUN_PHASES] },
           outcome: { enum: [...RUN_OUTCOMES, null] },
           attempts: { type: 'integer' },
@@ -131,6 +174,16 @@ export const OPENAPI = {
                   description: 'HTTP status, or exit code (null: killed by a signal)',
                 },
                 error: { type: ['string', 'null'] },
+                traceparent: {
+                  type: ['string', 'null'],
+                  description:
+                    "HTTP: the W3C traceparent this attempt sent (its span id is the attempt's)",
+                },
+                response: {
+                  type: ['string', 'null'],
+                  description:
+                    'HTTP: the first 4 KiB of the response body, secrets redacted; null when none came',
+                },
               },
             },
           },
@@ -139,8 +192,48 @@ export const OPENAPI = {
             description:
               "A command job's output went past max_output_bytes and the rest was dropped",
           },
+          output_lost: {
+            type: 'boolean',
+            description:
+              "Part of a command job's output could not be written (a full disk, an I/O error); the run's outcome is the command's",
+          },
+          output_error: {
+            type: ['string', 'null'],
+            description: 'Why the output was lost, e.g. `ENOSPC: no space left on device`',
+          },
+          host: { type: ['string', 'null'], description: 'Host runs: who reported it' },
+          exit_code: { type: ['integer', 'null'], description: "A host command run's exit code" },
+          clock_skewed: {
+            type: 'boolean',
+            description: "The reporting host's clock was more than 60 s off the server's",
+          },
+          clock_skew_seconds: {
+            type: ['number', 'null'],
+            description: 'Server minus host clock when flagged',
+          },
+          lateness_seconds: {
+            type: ['number', 'null'],
+            description: 'A host run that started later than its watch grace: by how much',
+          },
+          fencing_token: { type: ['string', 'null'] },
+          params: {
+            type: ['object', 'null'],
+            description:
+              "A manual run's parameters (SPEC §16): `body` (HTTP jobs with manual.allow_body) and `env` (command jobs, names in manual.env_allowlist); null without any",
+            properties: {
+              body: { type: 'string' },
+              env: { type: 'object', additionalProperties: { type: 'string' } },
+            },
+          },
+          waiting_for: {
+            type: ['string', 'null'],
+            description:
+              'What a launched run waits for before its next attempt: `rate limit <key> (<n>/s)` while its policy.rate holds it back; null otherwise (and on a standby, which does not run it)',
+          },
         },
       },
+      ...ACCESS_SCHEMAS,
+      ...HOST_SCHEMAS,
       Admission: {
         type: 'object',
         properties: {
@@ -180,6 +273,11 @@ export const OPENAPI = {
       },
     },
     ...VIEW_PATHS,
+    ...ACCESS_PATHS,
+    ...HOST_PATHS,
+    ...RUNBOOK_PATHS,
+    ...FREEZE_PATHS,
+    ...SKIP_PATHS,
     '/api/v1/runs': {
       get: {
         summary: 'Runs, newest first',
@@ -188,6 +286,12 @@ export const OPENAPI = {
           in: 'query',
           required: false,
           schema: { type: 'string' },
+          ...(name === 'outcome'
+            ? {
+                description:
+                  'One outcome, several separated by commas (`app_rejected,crashed`), or `failed` (app_rejected, retries_exhausted, crashed, internal_error)',
+              }
+            : {}),
         })),
         responses: {
           200: json({ type: 'object', properties: { runs: { type: 'array', items: ref('Run') } } }),
@@ -236,7 +340,8 @@ export const OPENAPI = {
             name: 'follow',
             in: 'query',
             required: false,
-            description: '1: keep streaming new output until the run has ended',
+            description:
+              '1: keep streaming new output until the run has ended (or the token or session that opened it is revoked or expires: a last cronix line says so)',
             schema: { enum: ['0', '1', 'true', 'false'] },
           },
         ],
@@ -254,7 +359,18 @@ export const OPENAPI = {
       post: {
         summary: 'Trigger a run now, at an instant, or after a delay',
         security: [{ bearer: [] }],
-        parameters: [pathParam('app', 'app'), pathParam('job', 'job')],
+        parameters: [
+          pathParam('app', 'app'),
+          pathParam('job', 'job'),
+          {
+            name: 'Idempotency-Key',
+            in: 'header',
+            required: false,
+            description:
+              'A retried call with the same key (per job, kept 24 h) answers with the first run and its admission, even while that run is in flight; never a second run, never 409. 1–255 printable ASCII characters.',
+            schema: { type: 'string', minLength: 1, maxLength: 255 },
+          },
+        ],
         requestBody: {
           required: false,
           ...json({
@@ -263,6 +379,19 @@ export const OPENAPI = {
             properties: {
               at: { type: 'string', format: 'date-time' },
               after_seconds: { type: 'integer', minimum: 0 },
+              body: {
+                type: 'string',
+                maxLength: 65536,
+                description:
+                  "HTTP jobs with manual.allow_body: the run's request body (at most 65,536 bytes)",
+              },
+              env: {
+                type: 'object',
+                maxProperties: 64,
+                additionalProperties: { type: 'string', maxLength: 4096 },
+                description:
+                  'Command jobs: environment variables named in manual.env_allowlist (values at most 4,096 bytes)',
+              },
             },
           }),
         },
@@ -277,9 +406,17 @@ export const OPENAPI = {
     },
     '/api/v1/jobs/{app}/{job}/pause': {
       post: {
-        summary: 'Pause scheduled fires',
+        summary: 'Pause scheduled fires, with an optional note (why; who is recorded)',
         security: [{ bearer: [] }],
         parameters: [pathParam('app', 'app'), pathParam('job', 'job')],
+        requestBody: {
+          required: false,
+          ...json({
+            type: 'object',
+            additionalProperties: false,
+            properties: { reason: { type: 'string', minLength: 1, maxLength: 500 } },
+          }),
+        },
         responses: {
           200: { description: 'paused' },
           401: error('unauthorized'),
@@ -372,5 +509,11 @@ export const CLUSTER_PATH = {
 
 /** The document a daemon serves: with the cluster path when it is a replica of one. */
 export function openApiFor(cluster: boolean): unknown {
-  return cluster ? { ...OPENAPI, paths: { ...OPENAPI.paths, ...CLUSTER_PATH } } : OPENAPI;
+  return cluster ? CLUSTER_DOC : DOC;
 }
+
+const DOC = { ...OPENAPI, paths: withSecurity({ ...OPENAPI.paths, ...SERVICE_PATHS }) };
+const CLUSTER_DOC = {
+  ...OPENAPI,
+  paths: withSecurity({ ...OPENAPI.paths, ...SERVICE_PATHS, ...CLUSTER_PATH }),
+};

@@ -3,9 +3,14 @@ import { rfc3339Utc } from '../contract/run.js';
 import type { RunRecord } from '../daemon/store/types.js';
 
 const time = (ms: number | null): string | null => (ms === null ? null : rfc3339Utc(ms));
+const seconds = (ms: number | null | undefined): number | null =>
+  ms === null || ms === undefined ? null : Math.round(ms / 100) / 10;
 
-/** A run as the API returns it. */
-export function runJson(r: RunRecord): Record<string, unknown> {
+/**
+ * A run as the API returns it; `waitingFor` is what a launched run waits for before its next
+ * attempt (the daemon's answer; null when it does not wait or is not known here).
+ */
+export function runJson(r: RunRecord, waitingFor: string | null = null): Record<string, unknown> {
   return {
     id: r.id,
     run_key: r.runKey,
@@ -30,8 +35,23 @@ export function runJson(r: RunRecord): Record<string, unknown> {
       duration_ms: a.durationMs,
       status: a.status,
       error: a.error,
+      traceparent: a.traceparent ?? null,
+      response: a.response ?? null,
+      exit_code: a.exitCode ?? null,
     })),
     output_truncated: r.outputTruncated,
+    output_lost: r.outputLost !== null,
+    output_error: r.outputLost,
+    // host mode (SPEC §15): null for the daemon's own runs
+    host: r.host ?? null,
+    exit_code: r.exitCode ?? null,
+    clock_skewed: (r.clockSkewMs ?? null) !== null,
+    clock_skew_seconds: seconds(r.clockSkewMs),
+    lateness_seconds: seconds(r.latenessMs),
+    fencing_token: r.fencingToken ?? null,
+    // a manual run's parameters (SPEC §16): {"body"?, "env"?}, null without any
+    params: r.params ?? null,
+    waiting_for: waitingFor,
   };
 }
 

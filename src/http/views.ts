@@ -15,9 +15,16 @@ import { MinHeap } from '../daemon/heap.js';
 import type { RegisteredJob } from '../daemon/registry.js';
 import type { DaemonControl } from '../daemon/control.js';
 import { SchedulerError } from '../daemon/core.js';
-import { RUN_OUTCOMES, type RunOutcome, type Store } from '../daemon/store/types.js';
+import {
+  RUN_OUTCOMES,
+  type LastReport,
+  type RunOutcome,
+  type Store,
+} from '../daemon/store/types.js';
 import { HIDDEN, redactHeaders, redactUrl } from './redact.js';
 import { errorJson } from './serialize.js';
+import { pauseNoteJson } from './freezes.js';
+import { skipJson } from './skips.js';
 
 const HOUR = 3_600_000;
 /** Outcomes that count as a failure (SPEC §12 `failed`). */
@@ -46,20 +53,35 @@ export function jobJson(
   scheduler: DaemonControl,
   j: RegisteredJob,
   recent: readonly RunOutcome[],
+  last?: LastReport,
 ): Record<string, unknown> {
-  const next = nextFireOf(scheduler, j);
+  // a paused job has no next fire: its schedule fires nothing until it is resumed
+  const paused = scheduler.isPaused(j.key);
+  const next = paused ? null : nextFireOf(scheduler, j);
   return {
     app: j.app,
     job: j.job.name,
     schedules: j.job.schedules,
     timezone: j.job.timezone,
     next_fire: next === null ? null : rfc3339Utc(next),
-    paused: scheduler.isPaused(j.key),
+    paused,
+    pause_note: paused ? pauseNoteJson(scheduler.pauseNote?.(j.key) ?? null) : null,
+    skips: (scheduler.skipsOf?.(j.key) ?? []).map(skipJson),
     enabled: j.enabled,
     last_outcome: recent[0] ?? null,
     recent_outcomes: recent,
     active: scheduler.activeCount(j.key),
     queued: scheduler.queueLength(j.key),
+    // host mode (SPEC §15): who fires it, and for a watched job its newest report
+    fired_by: j.firedBy ?? 'daemon',
+    ...(j.firedBy === 'host'
+      ? {
+          last_report:
+            last === undefined
+              ? null
+              : { run_id: last.runId, host: last.host, at: rfc3339Utc(last.at) },
+        }
+      : {}),
   };
 }
 
@@ -116,7 +138,10 @@ export function listJobs(scheduler: DaemonControl, store: Store) {
     const page = all.slice(offset, offset + limit);
     const recent = await store.recentOutcomes(refs(page), 20);
     const byKey = new Map(recent.map((r) => [`${r.app}/${r.job}`, r.outcomes]));
-    const jobs = page.map((j) => jobJson(scheduler, j, byKey.get(j.key) ?? []));
+    const watched = page.filter((j) => j.firedBy === 'host');
+    const reports = watched.length === 0 ? [] : await store.lastReports(refs(watched));
+    const lastOf = new Map(reports.map((r) => [`${r.app}/${r.job}`, r]));
+    const jobs = page.map((j) => jobJson(scheduler, j, byKey.get(j.key) ?? [], lastOf.get(j.key)));
     return c.json({ jobs, total: all.length });
   });
 }
@@ -147,18 +172,25 @@ export function mountViews(app: Hono, deps: { scheduler: DaemonControl; store: S
     '/api/v1/jobs/:app/:job',
     guard(async (c) => {
       const j = jobOf(scheduler, c);
-      const [recent] = await store.recentOutcomes([{ app: j.app, job: j.job.name }], 20);
+      const ref = { app: j.app, job: j.job.name };
+      const [recent] = await store.recentOutcomes([ref], 20);
+      const [last] = j.firedBy === 'host' ? await store.lastReports([ref]) : [];
       const r = j.job.request;
       const cmd = j.job.command;
       return c.json({
-        ...jobJson(scheduler, j, recent?.outcomes ?? []),
+        ...jobJson(scheduler, j, recent?.outcomes ?? [], last),
         policy: j.policy,
+        // the windows as written (a holiday file's name, not its dates)
+        blackout: (j.job.policy.blackout ?? []).map((w) =>
+          'dates_file' in w ? { dates_file: w.dates_file } : w,
+        ),
         ...(r
           ? {
               request: {
                 method: r.method,
                 url: redactUrl(r.url),
-                headers: redactHeaders(r.headers),
+                headers: redactHeaders(r.headers, r.headers_from_secrets),
+                headers_from_secrets: Object.keys(r.headers_from_secrets ?? {}),
               },
             }
           : {}),
@@ -173,6 +205,14 @@ export function mountViews(app: Hono, deps: { scheduler: DaemonControl; store: S
             }
           : {}),
         signed: j.job.auth.secret_refs.length > 0,
+        // who hears of the job's events (SPEC §12), defaults applied; notifier secrets never
+        notify: j.notify.map((n) => ({
+          to: n.notifier,
+          type: n.type,
+          on: n.on,
+          slow_after_seconds: n.slowAfterSeconds,
+          repeat_every_seconds: n.repeatMs / 1000,
+        })),
       });
     }),
   );
@@ -325,6 +365,10 @@ export function mountViews(app: Hono, deps: { scheduler: DaemonControl; store: S
         fireTimeMs: run.scheduledTime,
         actualTimeMs: run.startedAt ?? run.createdAt,
         secrets: [], // never signs here: the signature is not shown
+        // the names of the headers from secrets, never their values
+        headerSecrets: Object.fromEntries(
+          Object.keys(request.headers_from_secrets ?? {}).map((name) => [name, HIDDEN]),
+        ),
         previousSuccessMs: null,
       },
       Math.max(1, run.attempts),
@@ -332,10 +376,14 @@ export function mountViews(app: Hono, deps: { scheduler: DaemonControl; store: S
       undefined,
     );
     const headers: Record<string, string> = {};
-    const statics = redactHeaders(request.headers);
+    const statics = redactHeaders(request.headers, request.headers_from_secrets);
     for (const [name, value] of Object.entries(sent)) headers[name] = statics[name] ?? value;
     if (run.startedAt === null) headers['X-Cron-Fire-Time-Actual'] = '(set when the run starts)';
     if (j.policy.concurrency_scope === 'global') headers['X-Cron-Fencing-Token'] = '(not recorded)';
+    // the traceparent the last attempt sent, as recorded (one per attempt in the attempt log)
+    const recorded = run.attemptLog.at(-1)?.traceparent;
+    headers['traceparent'] =
+      recorded ?? (run.attempts > 0 ? '(not recorded)' : '(new per attempt)');
     headers['X-Cron-Signature'] = j.job.auth.secret_refs.length > 0 ? HIDDEN : '(not signed)';
     return c.json({
       run: run.id,
@@ -346,7 +394,7 @@ export function mountViews(app: Hono, deps: { scheduler: DaemonControl; store: S
       sent: run.attempts > 0,
       note:
         (run.attempts > 0 ? '' : 'Not sent yet: the headers it will carry. ') +
-        'Reconstructed from the run and the job as loaded now; X-Cron-Attempt is the last attempt’s; X-Cron-Previous-Success-Time is not recorded.',
+        'Reconstructed from the run and the job as loaded now; X-Cron-Attempt and traceparent are the last attempt’s (the attempts list each one’s); X-Cron-Previous-Success-Time is not recorded.',
     });
   });
 }

@@ -13,6 +13,7 @@
  *   runs), `catchup.mode: none` (cron never runs missed fires), `retries.max_attempts: 1`,
  *   and the daemon's own time zone for lines before any `CRON_TZ`.
  */
+import { LIMITS } from '../contract/manifest/defaults.js';
 import { checkTimeZone, parseSchedule } from '../contract/schedule/index.js';
 import { httpTool, parseCurl, parseWget } from './http-tools.js';
 import { splitShellWords, stripDevNull } from './shell-words.js';
@@ -62,8 +63,14 @@ const SHORTCUTS: Record<string, string> = {
   '@hourly': '@hourly',
 };
 
-/** Longest a job may run: the manifest's maximum `timeout_seconds` (cron has no limit). */
-export const IMPORT_TIMEOUT_SECONDS = 600;
+/**
+ * Longest a job may run, cron having no limit: the manifest's maximum `timeout_seconds` for each
+ * kind of job (a command: a day; an HTTP request: 600 s, the v1 limit).
+ */
+export const IMPORT_TIMEOUT_SECONDS = {
+  command: LIMITS.timeoutSeconds.max,
+  http: LIMITS.httpTimeoutSeconds.max,
+} as const;
 
 /** A manifest job name from free text: `[a-z][a-z0-9-]{0,62}`. */
 export function slug(text: string, fallback: string): string {
@@ -270,7 +277,7 @@ export function importCrontab(text: string, options: ImportOptions): ImportResul
     const job: Record<string, unknown> = { name: '', schedule, timezone };
     const policy: Record<string, unknown> = {
       concurrency: 'Allow',
-      timeout_seconds: IMPORT_TIMEOUT_SECONDS,
+      timeout_seconds: IMPORT_TIMEOUT_SECONDS.command,
       retries: { max_attempts: 1 },
       catchup: { mode: 'none' },
     };
@@ -286,6 +293,7 @@ export function importCrontab(text: string, options: ImportOptions): ImportResul
           : null;
     if (http?.ok) {
       url = http.url;
+      policy['timeout_seconds'] = IMPORT_TIMEOUT_SECONDS.http;
       job['request'] = {
         method: http.method,
         url: http.url,
@@ -295,7 +303,7 @@ export function importCrontab(text: string, options: ImportOptions): ImportResul
       if (http.timeoutSeconds !== undefined)
         policy['timeout_seconds'] = Math.min(
           Math.max(http.timeoutSeconds, 1),
-          IMPORT_TIMEOUT_SECONDS,
+          IMPORT_TIMEOUT_SECONDS.http,
         );
       if (http.maxAttempts !== undefined)
         policy['retries'] = { max_attempts: Math.min(Math.max(http.maxAttempts, 1), 10) };
@@ -320,9 +328,6 @@ export function importCrontab(text: string, options: ImportOptions): ImportResul
             `${argv[0]} is looked up on PATH${env['PATH'] !== undefined ? '' : " (cron's PATH is /usr/bin:/bin)"}`,
           );
       }
-      notes.push(
-        `timeout_seconds ${IMPORT_TIMEOUT_SECONDS} (the manifest's maximum; cron had no limit): a longer run is stopped`,
-      );
     }
     job['policy'] = policy;
 

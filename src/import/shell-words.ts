@@ -14,23 +14,18 @@ export interface ShellWords {
   needsShell: boolean;
 }
 
-const SPECIAL = new Set([
-  '|',
-  '&',
-  ';',
-  '<',
-  '>',
-  '(',
-  ')',
-  '$',
-  '`',
-  '*',
-  '?',
-  '[',
-  ']',
-  '{',
-  '}',
-]);
+const SPECIAL = new Set(['|', '&', ';', '<', '>', '(', ')', '$', '`', '{', '}']);
+
+/** Pathname-expansion characters: special only in a word the shell could match to files. */
+const GLOB = new Set(['*', '?', '[', ']']);
+
+/**
+ * A word starting `http://` or `https://`: its `?`, `*`, `[` and `]` are part of a URL (a query
+ * string, mostly), and a shell would only expand them if a file path matched `https:/…`, which
+ * does not happen. Taking them as globs made every `wget -qO- https://host/run?kind=daily` a
+ * shell command instead of an HTTP job.
+ */
+const URL_WORD = /^https?:\/\//i;
 
 /** Splits `command` into words; unterminated quotes also report `needsShell`. */
 export function splitShellWords(command: string): ShellWords {
@@ -38,10 +33,17 @@ export function splitShellWords(command: string): ShellWords {
   let word = '';
   let inWord = false;
   let needsShell = false;
+  // an unquoted glob character in the current word (harmless in a URL, see URL_WORD)
+  let glob = false;
+  const endWord = (): void => {
+    if (glob && !URL_WORD.test(word)) needsShell = true;
+    words.push(word);
+    glob = false;
+  };
   for (let i = 0; i < command.length; i++) {
     const c = command[i] as string;
     if (c === ' ' || c === '\t') {
-      if (inWord) words.push(word);
+      if (inWord) endWord();
       word = '';
       inWord = false;
       continue;
@@ -75,10 +77,11 @@ export function splitShellWords(command: string): ShellWords {
       continue;
     }
     if (SPECIAL.has(c) || (!inWord && (c === '#' || c === '~'))) needsShell = true;
+    if (GLOB.has(c)) glob = true;
     word += c;
     inWord = true;
   }
-  if (inWord) words.push(word);
+  if (inWord) endWord();
   return { words, needsShell };
 }
 

@@ -32,7 +32,9 @@ export type ApplyEvent =
   | { event: 'entry-updated'; entry: DesiredEntry; previousHash: string; reason: string }
   | { event: 'entry-created'; entry: DesiredEntry }
   | { event: 'spec-written'; path: string; app: string; job: string }
-  | { event: 'spec-removed'; path: string };
+  | { event: 'spec-removed'; path: string }
+  /** `prune` removed the shim's state folder of a job (`<state-dir>/<app>.<job>`). */
+  | { event: 'state-removed'; path: string };
 
 /** A plan plus what it does to the spec dir. */
 export interface ReconcilePlan {

@@ -10,6 +10,27 @@ import type { Job, Notifier } from '../contract/manifest/types.js';
 /** Backend names of `--backend`. */
 export type BackendName = 'crontab' | 'systemd' | 'kubernetes' | 'aws-scheduler';
 
+/**
+ * Where and how the installed shim reports its fires (SPEC §15): `cronix apply --report-to URL
+ * --report-secret-ref REF`. Recorded in every spec file (`report_to`, `report_secret_refs`).
+ */
+export interface ReportTarget {
+  /** The `cronix serve --watch` base URL (http or https). */
+  url: string;
+  /** Refs of the report secret (SPEC §4 refs; the first resolved signs). */
+  secretRefs: string[];
+}
+
+/**
+ * The spec file's report keys (SPEC §15), `,"report_to":…,"report_secret_refs":[…]`, or
+ * nothing without `--report-to`.
+ */
+export function reportKeys(report: ReportTarget | undefined): string {
+  return report === undefined
+    ? ''
+    : `,"report_to":${JSON.stringify(report.url)},"report_secret_refs":${JSON.stringify(report.secretRefs)}`;
+}
+
 /** One entry the manifest wants installed. */
 export interface DesiredEntry {
   /** `cronix-<app>-<job>-<index>`: the entry's name in the backend. */
@@ -27,6 +48,8 @@ export interface DesiredEntry {
   secretRefs: string[];
   /** The notifiers the job's `notify` names (SPEC §12), for the shim's own notifications. */
   notifiers?: Record<string, Notifier>;
+  /** Where the shim reports (SPEC §15), when `--report-to` was given. */
+  report?: ReportTarget;
 }
 
 /** One entry found in the backend carrying our ownership marker. */
@@ -87,6 +110,13 @@ export interface Backend {
    * were written, run these commands"); the CLI prints them to stderr.
    */
   readonly notices?: readonly string[];
+  /**
+   * The command line the host scheduler runs for each entry, `<app>.<job>` standing for the job
+   * (`/usr/bin/node /usr/lib/node_modules/cronix/dist/bin/cronix.mjs trigger <app>.<job> --spec-dir
+   * /etc/cronix/jobs`), for backends that run this host's cronix (crontab, systemd); `plan` shows
+   * it, so a wrong binary is seen before it is installed.
+   */
+  readonly triggerLine?: string;
   /** True when `apply` writes its output to stdout (render-only YAML): the CLI then keeps stdout for it. */
   readonly writesStdout?: boolean;
   /**
@@ -95,12 +125,12 @@ export interface Backend {
    */
   readonly localSpecFiles?: boolean;
   /**
-   * Why this backend cannot express `entry` faithfully (a time zone the cron
+   * Every reason this backend cannot express `entry` faithfully (a time zone the cron
    * daemon cannot honour, a DOM/DOW combination a dialect cannot state,
-   * `Enqueue` without a daemon…), or null when it can. Called for every
+   * `Enqueue` without a daemon…), each one sentence; empty when it can. Called for every
    * desired entry at plan time; any refusal stops the plan with nothing written.
    */
-  refuse(entry: DesiredEntry): string | null;
+  refuse(entry: DesiredEntry): string[];
   /**
    * Warnings about entries the backend installs but that will likely fail at fire time (a
    * secret ref the scheduler's environment will not hold…), one sentence each naming the job,

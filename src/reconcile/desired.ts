@@ -4,7 +4,7 @@
  */
 import { isJobEnabled, jobChangeHash } from '../contract/manifest/index.js';
 import type { Manifest, Notifier } from '../contract/manifest/types.js';
-import { entryId, type DesiredEntry } from './backend.js';
+import { entryId, type DesiredEntry, type ReportTarget } from './backend.js';
 
 /** Options of {@link desiredEntries}. */
 export interface DesiredOptions {
@@ -13,6 +13,8 @@ export interface DesiredOptions {
    * `auth.secret_refs` in the spec files (the shim resolves them at fire time).
    */
   secretRefs?: readonly string[];
+  /** `--report-to` / `--report-secret-ref`: recorded in every spec file (SPEC §15). */
+  report?: ReportTarget;
 }
 
 /**
@@ -42,6 +44,7 @@ export function desiredEntries(manifest: Manifest, options: DesiredOptions = {})
         spec: job,
         secretRefs,
         ...(notifiers ? { notifiers } : {}),
+        ...(options.report ? { report: options.report } : {}),
       });
     });
   }
@@ -52,9 +55,10 @@ export function desiredEntries(manifest: Manifest, options: DesiredOptions = {})
  * Warnings about notifications the trigger shim will not send (SPEC §12): it sends webhook
  * notifications of its own fire only. A job that notifies an SMTP notifier, or lists `missed`
  * in its `on`, gets one sentence naming the job, the notifier and the way out (the daemon).
- * Printed by plan and apply for every host backend; they do not stop the plan.
+ * Printed by plan and apply for every host backend; they do not stop the plan. With `reporting`
+ * (`--report-to`), `missed` is noticed by the `serve --watch` the shim reports to: no warning.
  */
-export function shimNotifyWarnings(manifest: Manifest): string[] {
+export function shimNotifyWarnings(manifest: Manifest, reporting = false): string[] {
   const out: string[] = [];
   for (const job of manifest.jobs) {
     if (!isJobEnabled(job)) continue;
@@ -64,9 +68,9 @@ export function shimNotifyWarnings(manifest: Manifest): string[] {
         out.push(
           `${where}: the trigger shim sends webhook notifications only, so this SMTP notifier will receive nothing from the installed entries; use a webhook notifier, or run the job under cronix serve`,
         );
-      else if (n.on?.includes('missed'))
+      else if (n.on?.includes('missed') && !reporting)
         out.push(
-          `${where}: "missed" is noticed by the daemon only (the trigger shim never sees a fire that did not happen); run the job under cronix serve to be told about missed fires`,
+          `${where}: "missed" is noticed by the daemon only (the trigger shim never sees a fire that did not happen); report to a cronix serve --watch (apply --report-to, docs/host-monitoring.md) or run the job under cronix serve to be told about missed fires`,
         );
     }
   }

@@ -1,7 +1,8 @@
 /**
  * The plan (SPEC §6): desired entries against the owned entries a backend reports, as
  * creates / updates (hash differs, or the installed entry was modified) / deletes (owned by the
- * same app, no longer desired) / unchanged, plus the refusals of the backend. Pure: no I/O.
+ * same app, no longer desired) / unchanged, plus the refusals of the backend: a refused entry is
+ * in none of the other lists, and carries every reason it is refused. Pure: no I/O.
  */
 import type { Backend, BackendName, ChangeSet, DesiredEntry, OwnedEntry } from './backend.js';
 
@@ -18,7 +19,10 @@ export interface PlanUpdate {
 /** A desired entry the backend cannot express faithfully. */
 export interface Refusal {
   id: string;
-  reason: string;
+  /** The schedule at the entry's index, as written. */
+  schedule: string;
+  /** Every reason, one sentence each (at least one). */
+  reasons: string[];
 }
 
 /** The result of {@link plan}. Lists are sorted by app, job, schedule index. */
@@ -30,7 +34,10 @@ export interface Plan {
   updates: PlanUpdate[];
   deletes: OwnedEntry[];
   unchanged: DesiredEntry[];
-  /** Non-empty: the plan must not be applied (nothing is written). */
+  /**
+   * Desired entries the backend cannot express (in none of the lists above). Non-empty: the
+   * plan must not be applied (nothing is written).
+   */
   refusals: Refusal[];
 }
 
@@ -93,11 +100,18 @@ export function plan(
   for (const entry of [...desired].sort(compareEntries)) {
     wanted.add(entry.id);
     // a command job signs nothing (SPEC §11): it needs no refs
-    const reason =
-      entry.secretRefs.length === 0 && entry.spec.command === undefined
-        ? `job ${entry.job} has no auth.secret_refs and no --secret-ref was given, so the shim could not sign its requests; add auth.secret_refs to the job or pass --secret-ref`
-        : backend.refuse(entry);
-    if (reason !== null) result.refusals.push({ id: entry.id, reason });
+    const reasons = [
+      ...(entry.secretRefs.length === 0 && entry.spec.command === undefined
+        ? [
+            `job ${entry.job} has no auth.secret_refs and no --secret-ref was given, so the shim could not sign its requests; add auth.secret_refs to the job or pass --secret-ref`,
+          ]
+        : []),
+      ...backend.refuse(entry),
+    ];
+    if (reasons.length > 0) {
+      result.refusals.push({ id: entry.id, schedule: entry.schedule, reasons });
+      continue;
+    }
     const previous = installed.get(entry.id);
     if (previous === undefined) result.creates.push(entry);
     else if (previous.hash !== entry.hash) result.updates.push({ entry, previous, reason: 'hash' });
@@ -138,7 +152,8 @@ export interface PlanJson {
   updates: (EntryJson & { previous_hash: string; reason: string })[];
   deletes: EntryJson[];
   unchanged: EntryJson[];
-  refusals: Refusal[];
+  /** `reason` is every reason joined with "; " (kept for older readers); `reasons` lists them. */
+  refusals: { id: string; schedule: string; reason: string; reasons: string[] }[];
   summary: { create: number; update: number; delete: number; unchanged: number; refused: number };
 }
 
@@ -168,7 +183,12 @@ export function planToJson(p: Plan): PlanJson {
     })),
     deletes: p.deletes.map(entryJson),
     unchanged: p.unchanged.map(entryJson),
-    refusals: p.refusals.map((r) => ({ id: r.id, reason: r.reason })),
+    refusals: p.refusals.map((r) => ({
+      id: r.id,
+      schedule: r.schedule,
+      reason: r.reasons.join('; '),
+      reasons: r.reasons,
+    })),
     summary: {
       create: p.creates.length,
       update: p.updates.length,
@@ -193,7 +213,7 @@ function table(rows: readonly (readonly string[])[]): string[] {
 
 /**
  * The plan as human-readable lines: one row per entry in apply order (deletes, updates,
- * creates, then unchanged), the refusals, and a summary line.
+ * creates, then unchanged), the refused entries apart with every reason, and a summary line.
  */
 export function renderPlanTable(p: Plan): string[] {
   const rows: string[][] = [['ACTION', 'ENTRY', 'SCHEDULE', 'HASH']];
@@ -206,14 +226,23 @@ export function renderPlanTable(p: Plan): string[] {
   }
   for (const c of p.creates) rows.push(['create', c.id, c.schedule, c.hash]);
   for (const u of p.unchanged) rows.push(['unchanged', u.id, u.schedule, u.hash]);
-  const lines = rows.length > 1 ? table(rows) : [`no ${p.backend} entries for app ${p.app}`];
+  const lines =
+    rows.length > 1
+      ? table(rows)
+      : p.refusals.length > 0
+        ? []
+        : [`no ${p.backend} entries for app ${p.app}`];
   if (p.refusals.length > 0) {
-    lines.push('', 'refused (nothing will be written):');
-    for (const r of p.refusals) lines.push(`  ${r.id}: ${r.reason}`);
+    if (lines.length > 0) lines.push('');
+    lines.push('refused (nothing will be written):');
+    for (const r of p.refusals) {
+      lines.push(`  ${r.id} (${r.schedule}):`);
+      for (const reason of r.reasons) lines.push(`    - ${reason}`);
+    }
   }
   lines.push(
     '',
-    `Plan: ${p.creates.length} to create, ${p.updates.length} to update, ${p.deletes.length} to delete, ${p.unchanged.length} unchanged${p.refusals.length > 0 ? `, ${p.refusals.length} refused` : ''}.`,
+    `Plan: ${p.creates.length} to create, ${p.updates.length} to update, ${p.deletes.length} to delete, ${p.unchanged.length} unchanged${p.refusals.length > 0 ? `; ${p.refusals.length} refused` : ''}.`,
   );
   return lines;
 }

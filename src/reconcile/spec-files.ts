@@ -1,7 +1,8 @@
 /**
  * The job spec files the shim reads (SPEC §5.1): `<spec-dir>/<app>.<job>.json`, one per job,
  * `{"app","schedule_index","secret_refs","job"}` with `job` in canonical form, mode 0640, plus
- * `"notifiers"` (canonical, only those the job's `notify` names) when the job has notifications.
+ * `"notifiers"` (canonical, only those the job's `notify` names) when the job has notifications,
+ * and `"report_to"`, `"report_secret_refs"` with `cronix apply --report-to` (SPEC §15).
  *
  * One file serves every schedule of a job, so `schedule_index` is always 0 and the shim derives
  * which schedule fired from the fire time (docs/reconcile.md, "Spec files").
@@ -10,7 +11,7 @@ import { readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalJob, canonicalNotifiers } from '../contract/manifest/index.js';
 import { writeFileAtomic } from '../io/atomic.js';
-import type { DesiredEntry } from './backend.js';
+import { reportKeys, type DesiredEntry } from './backend.js';
 
 /** Mode of spec files (SPEC §6). */
 export const SPEC_FILE_MODE = 0o640;
@@ -39,7 +40,7 @@ export function specFilePath(specDir: string, app: string, job: string): string 
 export function specFileContent(entry: DesiredEntry): string {
   const notifiers =
     entry.notifiers === undefined ? '' : `,"notifiers":${canonicalNotifiers(entry.notifiers)}`;
-  return `{"app":${JSON.stringify(entry.app)},"schedule_index":0,"secret_refs":${JSON.stringify(entry.secretRefs)},"job":${canonicalJob(entry.spec)}${notifiers}}\n`;
+  return `{"app":${JSON.stringify(entry.app)},"schedule_index":0,"secret_refs":${JSON.stringify(entry.secretRefs)},"job":${canonicalJob(entry.spec)}${notifiers}${reportKeys(entry.report)}}\n`;
 }
 
 function readIfExists(path: string): { content: string; mode: number } | null {

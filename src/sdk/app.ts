@@ -4,12 +4,10 @@
  * contract's `parseManifest`, so a code-declared app and a JSON manifest can
  * never disagree.
  */
-import {
-  parseManifest,
-  type HttpMethod,
-  type Manifest,
-  type PolicyInput,
-} from '../contract/manifest/index.js';
+import { parseManifest } from '../contract/manifest/index.js';
+// the types straight from types.ts, not through the index: the SDK's published declarations
+// must not reach schema.ts, whose types are TypeBox's (not installed with @cronix/sdk)
+import type { HttpMethod, Manifest, PolicyInput } from '../contract/manifest/types.js';
 
 /** HTTP methods a job may use (SPEC §2). */
 export type JobMethod = HttpMethod;

@@ -1,8 +1,9 @@
 /**
- * cronix app-side SDK (`cronix/sdk`): verify signed trigger requests, read
- * trigger identifiers, declare jobs in code and serve the manifest.
- * Depends on the pure contract only, so it runs wherever Web `Request` and
- * `node:crypto` exist.
+ * cronix app-side SDK (`@cronix/sdk`, also `cronix/sdk`): verify signed trigger requests (Fetch
+ * `Request`, Express, Fastify, Hono, Next.js), read trigger identifiers, run a job's side effect
+ * exactly once (`runOnce` on PostgreSQL or SQLite), declare jobs in code and serve the manifest.
+ * Depends on the pure contract only, so it runs wherever Web `Request` and `node:crypto` exist;
+ * the database drivers are the app's own (optional peers, never imported).
  */
 export {
   verifyRequest,
@@ -12,7 +13,24 @@ export {
   type VerifyRequestOptions,
   type UnauthorizedBody,
 } from './verify.js';
-export { triggerInfo, TRIGGER_HEADERS, type TriggerInfo } from './trigger.js';
+export {
+  triggerInfo,
+  headerValue,
+  TRIGGER_HEADERS,
+  type TriggerInfo,
+  type HeaderSource,
+} from './trigger.js';
+export {
+  verifyReceived,
+  DEFAULT_MAX_BODY_BYTES,
+  type CronixContext,
+  type NodeAdapterOptions,
+  type ReceivedRequest,
+} from './node-request.js';
+export { cronixExpress, keepRawBody, type ExpressLikeRequest } from './express.js';
+export { cronixFastify, type FastifyCronixOptions } from './fastify.js';
+export { cronixHono, withCronix, verifyFetch, type HonoLikeContext } from './fetch-adapters.js';
+export * from './run-once/index.js';
 export {
   defineApp,
   AppBuilder,

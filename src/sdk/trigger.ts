@@ -24,6 +24,22 @@ export interface TriggerInfo {
   previousSuccessTime: number | null;
   /** Monotonic fencing token (global scope only). */
   fencingToken: number | null;
+  /** The sending daemon leader's epoch (daemon replicas on PostgreSQL only). */
+  leaderEpoch: number | null;
+}
+
+/**
+ * Headers as the frameworks hand them over: a Fetch `Headers`, or Node's
+ * `IncomingHttpHeaders` (lower-case names; a repeated header is an array).
+ */
+export type HeaderSource = Headers | Record<string, string | string[] | undefined>;
+
+/** One header's value from either kind of {@link HeaderSource}; `null` when absent. */
+export function headerValue(headers: HeaderSource, name: string): string | null {
+  if (headers instanceof Headers) return headers.get(name);
+  const v = headers[name.toLowerCase()];
+  if (v === undefined) return null;
+  return Array.isArray(v) ? v.join(', ') : v;
 }
 
 function integer(value: string | null): number | null {
@@ -33,19 +49,21 @@ function integer(value: string | null): number | null {
 }
 
 /**
- * Extracts the trigger identifiers from a request's headers. Does not verify
+ * Extracts the trigger identifiers from a request's headers (a Fetch `Request`, or
+ * anything with Node-style `headers`, such as Express's and Fastify's requests). Does not verify
  * anything: call `verifyRequest` first and trust these only when it passed.
  */
-export function triggerInfo(request: Request): TriggerInfo {
-  const h = request.headers;
+export function triggerInfo(request: Request | { headers: HeaderSource }): TriggerInfo {
+  const h = (name: string): string | null => headerValue(request.headers, name);
   return {
-    runId: h.get(TRIGGER_HEADERS.runId),
-    runKey: h.get(TRIGGER_HEADERS.runKey) ?? h.get(TRIGGER_HEADERS.idempotencyKey),
-    scheduleName: h.get(TRIGGER_HEADERS.scheduleName),
-    attempt: integer(h.get(TRIGGER_HEADERS.attempt)),
-    fireTime: integer(h.get(TRIGGER_HEADERS.fireTime)),
-    fireTimeActual: integer(h.get(TRIGGER_HEADERS.fireTimeActual)),
-    previousSuccessTime: integer(h.get(TRIGGER_HEADERS.previousSuccessTime)),
-    fencingToken: integer(h.get(TRIGGER_HEADERS.fencingToken)),
+    runId: h(TRIGGER_HEADERS.runId),
+    runKey: h(TRIGGER_HEADERS.runKey) ?? h(TRIGGER_HEADERS.idempotencyKey),
+    scheduleName: h(TRIGGER_HEADERS.scheduleName),
+    attempt: integer(h(TRIGGER_HEADERS.attempt)),
+    fireTime: integer(h(TRIGGER_HEADERS.fireTime)),
+    fireTimeActual: integer(h(TRIGGER_HEADERS.fireTimeActual)),
+    previousSuccessTime: integer(h(TRIGGER_HEADERS.previousSuccessTime)),
+    fencingToken: integer(h(TRIGGER_HEADERS.fencingToken)),
+    leaderEpoch: integer(h(TRIGGER_HEADERS.leaderEpoch)),
   };
 }

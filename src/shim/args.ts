@@ -7,7 +7,8 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { cut, echo } from '../contract/echo.js';
-import { parseInstant, rfc3339Utc } from '../contract/run.js';
+import { parseInstant, parseJobName, rfc3339Utc } from '../contract/run.js';
+import { REPORT_URL_ENV } from '../contract/report-constants.js';
 import type { TriggerSettings } from './trigger.js';
 
 /** Earliest accepted `--fire-time`: the Unix epoch. */
@@ -37,6 +38,8 @@ Options:
                           latest scheduled instant at or before now)
   --contended-exit 4|75   exit code when the lock is held elsewhere (default 4)
   --metrics-textfile DIR  write a Prometheus textfile for node_exporter after the fire
+  --report-to URL         report the fire to this cronix serve --watch (default
+                          $CRONIX_REPORT_URL, else the spec file's report_to)
   --backend NAME, --otel  accepted and ignored: flags of the public cronix
                           implementation's trigger, so its installed entries keep working
   -h, --help              show this help
@@ -46,7 +49,9 @@ exhausted · 3 internal/config error · 4 lock contended · 75 temporary failure
 (lock backend unreachable, or stopped by SIGTERM or the fire's deadline).
 
 Environment: CRONIX_HOST_ID (host identity, default the hostname),
-CRONIX_REDIS_PREFIX (Redis key prefix, default "cronix:").`;
+CRONIX_REDIS_PREFIX (Redis key prefix, default "cronix:"), CRONIX_REPORT_SECRET
+(the report secret when the spec file names no report_secret_refs).
+Reports never change the exit code (docs/shim.md, "Reports").`;
 
 /**
  * Parses `--fire-time`: RFC 3339 or Unix seconds within
@@ -129,6 +134,7 @@ export function parseTriggerArgs(
         'fire-time': { type: 'string' },
         'contended-exit': { type: 'string' },
         'metrics-textfile': { type: 'string' },
+        'report-to': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -142,10 +148,14 @@ export function parseTriggerArgs(
       error: `expected exactly one <app>.<job> argument, found ${parsed.positionals.length}`,
     };
   }
-  const target = parsed.positionals[0] as string;
-  if (!/^[a-z][a-z0-9-]{0,62}\.[a-z][a-z0-9-]{0,62}$/.test(target)) {
-    return { error: `<app>.<job> must look like "billing.settle-invoices", found ${echo(target)}` };
+  // app/job (how logs and the API name jobs) and app.job (the installed entries' form) both work
+  const named = parseJobName(parsed.positionals[0] as string);
+  if (named === null) {
+    return {
+      error: `<app>.<job> must look like "billing.settle-invoices" (or billing/settle-invoices), found ${echo(parsed.positionals[0] as string)}`,
+    };
   }
+  const target = `${named.app}.${named.job}`;
   const contended = v['contended-exit'] ?? '4';
   if (contended !== '4' && contended !== '75') {
     return { error: `--contended-exit must be 4 or 75, found ${echo(contended)}` };
@@ -167,6 +177,7 @@ export function parseTriggerArgs(
     k8sJobName: env['CRONIX_K8S_JOB_NAME'] || undefined,
     contendedExit: contended === '75' ? 75 : 4,
     metricsDir: v['metrics-textfile'],
+    reportTo: v['report-to'] || env[REPORT_URL_ENV] || undefined,
     hostId: env['CRONIX_HOST_ID'] || hostname(),
   };
 }

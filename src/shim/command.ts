@@ -7,7 +7,7 @@
 import { effectiveCommand } from '../contract/manifest/effective.js';
 import type { Job } from '../contract/manifest/types.js';
 import { inheritedEnv, type CommandDeps } from '../fire/command-attempt.js';
-import { CapturedOutput } from '../fire/output.js';
+import { CapturedOutput, type OutputWriter } from '../fire/output.js';
 import type { CommandRunner } from '../fire/types.js';
 import type { ShimLogger } from './log.js';
 import { OutputLines } from './output-lines.js';
@@ -20,6 +20,8 @@ export interface ShimCommandContext {
   secretEnv: Record<string, string>;
   /** Injected runner (tests); default the real one. */
   commandRunner?: CommandRunner;
+  /** Wraps the output writer (the reports keep the output's tail, SPEC §15). */
+  wrapOutput?: (writer: OutputWriter) => OutputWriter;
 }
 
 /** The engine's command dependencies for one fire of `job`; `end()` flushes the output. */
@@ -29,7 +31,8 @@ export async function commandDeps(
 ): Promise<CommandDeps & { end(): void }> {
   const runner =
     ctx.commandRunner ?? (await import('../fire/command-runner.js')).createCommandRunner();
-  const output = new CapturedOutput(new OutputLines(ctx.logger), {
+  const lines = new OutputLines(ctx.logger);
+  const output = new CapturedOutput(ctx.wrapOutput ? ctx.wrapOutput(lines) : lines, {
     maxBytes: effectiveCommand(job.command ?? { argv: [] }).max_output_bytes,
     secrets: Object.values(ctx.secretEnv),
   });

@@ -128,7 +128,10 @@ function message(e: FireEvent, stoppedBy: () => string): string {
     case 'lock-unavailable':
       return `lock backend unreachable; not firing (${e.err})`;
     case 'duplicate-suppressed':
-      return 'this run key already succeeded; not firing again';
+      // with a status: sent, and the app answered that it had done this key already
+      return e.status !== undefined && e.err !== undefined
+        ? e.err
+        : 'this run key already succeeded; not firing again';
     case 'stopped':
       return stoppedBy();
     case 'internal-error':

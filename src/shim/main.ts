@@ -11,6 +11,8 @@ import { attemptStopSeconds } from '../contract/manifest/effective.js';
 import { FireLimits, fireBudgetMs, SHIM_NOTIFY_BUDGET_MS, START_BUDGET_MS } from './limits.js';
 import { ShimLogger } from './log.js';
 import { trigger } from './trigger.js';
+import { REPORT_TIMEOUT_MS } from '../contract/report-constants.js';
+import { reportChoice } from './report-config.js';
 
 /** Where SIGTERM and SIGINT arrive: `process`, or an emitter in in-process tests. */
 export interface SignalSource {
@@ -76,7 +78,10 @@ export async function main(argv: string[], proc: ShimProcess = realProcess()): P
         const stopSeconds = attemptStopSeconds(spec.job);
         limits.extendStopGrace(stopSeconds * 1000);
         const notifyMs = (spec.job.notify ?? []).length > 0 ? SHIM_NOTIFY_BUDGET_MS + 1000 : 0;
-        limits.deadlineIn(fireBudgetMs(spec.job.policy, stopSeconds) + notifyMs);
+        // `started` and `ended` reports (SPEC §15): at most REPORT_TIMEOUT_MS each
+        const reportMs =
+          reportChoice(settings.reportTo, spec) !== null ? 2 * REPORT_TIMEOUT_MS + 1000 : 0;
+        limits.deadlineIn(fireBudgetMs(spec.job.policy, stopSeconds) + notifyMs + reportMs);
       },
       ...(proc.transport ? { transport: proc.transport } : {}),
     });

@@ -10,7 +10,8 @@
  * cost ~100 ms of start-up). Only a broken spec loads the full parser, to
  * report every problem with the manifest's own messages, its paths rebased
  * from `jobs/0/…` to `job/…`. `secret_refs` follows the rules of
- * `auth.secret_refs`, reported at `secret_refs/…`.
+ * `auth.secret_refs`, reported at `secret_refs/…`. `report_to` and `report_secret_refs`
+ * (SPEC §15) never make a spec invalid: a problem there only turns reporting off.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,6 +34,15 @@ export interface JobSpec {
   schedules: Schedule[];
   /** The notifiers the job's `notify` names (SPEC §12); empty without notifications. */
   notifiers: Record<string, Notifier>;
+  /** `report_to` (SPEC §15): where to report, when `cronix apply --report-to` recorded it. */
+  reportTo: string | null;
+  /** `report_secret_refs`: the refs of the report secret (may be empty). */
+  reportSecretRefs: string[];
+  /**
+   * What is wrong with `report_to` / `report_secret_refs`, if anything: the shim then fires
+   * without reporting and says so (reporting never stops a fire).
+   */
+  reportProblem: string | null;
 }
 
 /** A spec problem: the shim exits 3 with this message. */
@@ -42,6 +52,8 @@ export class SpecError extends Error {
 
 /** Problems listed in one message; the rest are counted. */
 const MAX_LISTED = 5;
+/** Largest spec file read (one job; the limit of a manifest file). */
+const MAX_SPEC_BYTES = 10 * 1024 * 1024;
 /** Placeholder job that carries the spec's `secret_refs` through the manifest rules. */
 const REFS_PROBE_JOB = { name: 'probe', schedule: '@daily', request: { url: 'http://probe/' } };
 const SECRET_REF = new RegExp(SECRET_REF_PATTERN);
@@ -57,8 +69,10 @@ export function specPath(dir: string, target: string): string {
 function readSpecText(path: string, target: string): string {
   try {
     // a FIFO would block the read forever: only a regular file (or a link to one) is read
-    if (!statSync(path).isFile())
-      throw new SpecError(`spec file ${echo(path)} is not a regular file`);
+    const st = statSync(path);
+    if (!st.isFile()) throw new SpecError(`spec file ${echo(path)} is not a regular file`);
+    if (st.size > MAX_SPEC_BYTES)
+      throw new SpecError(`spec file ${echo(path)} is larger than 10 MiB`);
     return readFileSync(path, 'utf8');
   } catch (err) {
     if (err instanceof SpecError) throw err;
@@ -77,6 +91,24 @@ function quickRefs(refs: unknown): string[] | null {
   if (refs === undefined) return [];
   if (!Array.isArray(refs) || refs.length > 8) return null;
   return refs.every((r) => typeof r === 'string' && SECRET_REF.test(r)) ? (refs as string[]) : null;
+}
+
+/** The spec's report keys, checked for shape only (the URL is checked when a report is made). */
+function reportKeysOf(raw: Record<string, unknown>): {
+  reportTo: string | null;
+  reportSecretRefs: string[];
+  reportProblem: string | null;
+} {
+  const to = raw['report_to'];
+  const refs = raw['report_secret_refs'];
+  const reportTo = typeof to === 'string' && to !== '' ? to : null;
+  const reportSecretRefs = quickRefs(refs) ?? [];
+  let reportProblem: string | null = null;
+  if (to !== undefined && to !== null && reportTo === null)
+    reportProblem = `report_to: expected a URL string, found ${cut(JSON.stringify(to) ?? '')}`;
+  else if (quickRefs(refs) === null)
+    reportProblem = `report_secret_refs: expected at most 8 secret refs such as "env:CRONIX_REPORT_SECRET", found ${cut(JSON.stringify(refs) ?? '')}`;
+  return { reportTo, reportSecretRefs, reportProblem };
 }
 
 /** `schedule_index` problem, if any (absent = 0). */
@@ -191,5 +223,6 @@ export async function loadSpec(dir: string, target: string): Promise<JobSpec> {
     schedule: schedules[scheduleIndex] as Schedule,
     schedules,
     notifiers: manifest.notifiers ?? {},
+    ...reportKeysOf(raw),
   };
 }

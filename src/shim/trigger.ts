@@ -1,6 +1,6 @@
 /**
  * `cronix trigger <app>.<job>` (SPEC §5, §11): load the spec, resolve secrets
- * (the signing secrets of an HTTP job; a command job's `env_from_secrets`),
+ * (an HTTP job's signing secrets and `headers_from_secrets`; a command job's `env_from_secrets`),
  * compute the fire time and run key, then run the shared per-fire engine
  * under the lock. A success is recorded through the engine's `record` hook,
  * before the lock is released (SPEC §9 item 4), so the next holder's
@@ -19,10 +19,11 @@ import {
   type FireOutcome,
 } from '../contract/run.js';
 import { runFire, type CommandDeps, type FireResult } from '../fire/engine.js';
+import { runTracer, type AttemptTrace, type RunTracer } from '../fire/tracing.js';
 import { uuidv7 } from '../fire/ids.js';
 import type { Clock, CommandRunner, Transport } from '../fire/types.js';
 import { LockUnavailableError, type LockBackend } from '../locks/types.js';
-import { resolveEnvSecrets } from '../secrets/env-secrets.js';
+import { resolveEnvSecrets, resolveHeaderSecrets } from '../secrets/env-secrets.js';
 import { resolveSecretRefs, shortSecretsError } from '../secrets/resolve.js';
 import { commandDeps } from './command.js';
 import { chooseFireTime, fireTimeFromJobName } from './fire-time.js';
@@ -34,6 +35,8 @@ import { openScope } from './scope.js';
 import { loadSpec, SpecError, type JobSpec } from './spec.js';
 import type { ShimEvent, ShimNotifications } from './notify.js';
 import { HostState } from './state.js';
+import { openFireReports } from './report-config.js';
+import type { FireReports } from './fire-report.js';
 
 /** Resolved settings of one invocation (flags, then environment, then defaults). */
 export interface TriggerSettings {
@@ -51,6 +54,8 @@ export interface TriggerSettings {
   contendedExit: 4 | 75;
   metricsDir: string | undefined;
   hostId: string;
+  /** `--report-to`, else `$CRONIX_REPORT_URL` (SPEC §15); the spec's `report_to` comes next. */
+  reportTo?: string | undefined;
 }
 
 /** Injected dependencies (real ones by default). */
@@ -65,6 +70,8 @@ export interface TriggerDeps {
   signal?: AbortSignal;
   /** Told the job's policy once the spec is loaded, to set the process deadline. */
   onJob?: (spec: JobSpec) => void;
+  /** Test seam: the transport of the reports (default a real HTTP client). */
+  reportTransport?: Transport;
 }
 
 /** A failure before the engine runs: logged as one terminal line. */
@@ -77,12 +84,8 @@ class Early extends Error {
   }
 }
 
-/**
- * Loads the spec and the secrets: an HTTP job's signing secrets, or a command job's
- * `env_from_secrets` (a command job signs nothing, so SPEC §5 step 2 does not apply to it).
- * Throws {@link Early} for a bad spec or secret.
- */
-async function prepare(s: TriggerSettings, deps: TriggerDeps) {
+/** Loads the spec; throws {@link Early} for a bad spec or a policy the shim cannot run. */
+async function loadJob(s: TriggerSettings, deps: TriggerDeps): Promise<JobSpec> {
   const spec = await loadSpec(s.specDir, s.target).catch((err: unknown) => {
     throw err instanceof SpecError ? new Early('internal-error', err.message) : err;
   });
@@ -94,11 +97,20 @@ async function prepare(s: TriggerSettings, deps: TriggerDeps) {
       'policy.concurrency "Enqueue" needs the daemon (cronix serve); the shim cannot queue fires',
     );
   }
+  return spec;
+}
+
+/**
+ * Resolves the secrets: an HTTP job's signing secrets and `headers_from_secrets`, or a
+ * command job's `env_from_secrets` (a command job signs nothing, so SPEC §5 step 2 does not
+ * apply to it). Throws {@link Early} for a secret that does not resolve.
+ */
+function resolveSecrets(spec: JobSpec, deps: TriggerDeps) {
   if (spec.job.command !== undefined) {
     const env = resolveEnvSecrets(spec.job.command.env_from_secrets, { env: deps.env });
     if (!env.ok) throw new Early('internal-error', env.problems.join('; '));
     deps.logger.redactSecrets(Object.values(env.values));
-    return { spec, secrets: [] as string[], secretEnv: env.values };
+    return { secrets: [] as string[], secretEnv: env.values, headerSecrets: {} };
   }
   const resolved = resolveSecretRefs(spec.secretRefs, { env: deps.env });
   if (resolved.secrets.length === 0) {
@@ -110,8 +122,10 @@ async function prepare(s: TriggerSettings, deps: TriggerDeps) {
   }
   const short = shortSecretsError(resolved);
   if (short !== null) throw new Early('internal-error', short);
-  deps.logger.redactSecrets(resolved.secrets);
-  return { spec, secrets: resolved.secrets, secretEnv: {} };
+  const headers = resolveHeaderSecrets(spec.job.request?.headers_from_secrets, { env: deps.env });
+  if (!headers.ok) throw new Early('internal-error', headers.problems.join('; '));
+  deps.logger.redactSecrets([...resolved.secrets, ...Object.values(headers.values)]);
+  return { secrets: resolved.secrets, secretEnv: {}, headerSecrets: headers.values };
 }
 
 /** Why a stopped fire stopped, for its `stopped` line. */
@@ -160,8 +174,12 @@ export async function trigger(s: TriggerSettings, deps: TriggerDeps): Promise<nu
   let runKeyText = '';
   let fireTime = started;
   let errorText: string | null = null;
+  // OpenTelemetry only with OTEL_EXPORTER_OTLP_ENDPOINT: otherwise nothing is loaded
+  let tracer: RunTracer | null = null;
+  const traced: AttemptTrace[] = [];
+  let reports: FireReports | undefined;
   try {
-    const { spec, secrets, secretEnv } = await prepare(s, deps);
+    const spec = await loadJob(s, deps);
     const { job } = spec;
     app = spec.app;
     jobName = job.name;
@@ -181,6 +199,17 @@ export async function trigger(s: TriggerSettings, deps: TriggerDeps): Promise<nu
     );
     runKeyText = runKey;
     fireTime = fireTimeMs;
+    reports = await openFireReports(s, deps, spec, {
+      runId,
+      runKey,
+      app,
+      job: job.name,
+      scheduleIndex: choice.scheduleIndex,
+      scheduledTime: fireTimeMs,
+      host: s.hostId,
+      startedAt: started,
+    });
+    const { secrets, secretEnv, headerSecrets } = resolveSecrets(spec, deps);
     const scope = job.policy.concurrency_scope;
     logger.bind({ run_key: runKey, scope });
     logger.log('info', 'fire-start', `firing ${app}.${job.name} for ${rfc3339Utc(fireTimeMs)}`, {
@@ -248,11 +277,16 @@ export async function trigger(s: TriggerSettings, deps: TriggerDeps): Promise<nu
         logger.log('warn', 'attempt', `lock refresh failed: ${err.message}`, { err: err.message }),
     });
     if (job.command !== undefined) {
-      command = await commandDeps(job, { ...deps, secretEnv });
+      command = await commandDeps(job, {
+        ...deps,
+        secretEnv,
+        ...(reports ? { wrapOutput: reports.tail.bind(reports) } : {}),
+      });
     } else {
       transport =
         deps.transport ?? (await import('../fire/http-transport.js')).createHttpTransport();
     }
+    tracer = await runTracer(deps.env, 'cronix-shim');
     result = await runFire(
       {
         app,
@@ -262,6 +296,7 @@ export async function trigger(s: TriggerSettings, deps: TriggerDeps): Promise<nu
         fireTimeMs,
         actualTimeMs: started,
         secrets,
+        headerSecrets,
         previousSuccessMs,
       },
       {
@@ -270,7 +305,20 @@ export async function trigger(s: TriggerSettings, deps: TriggerDeps): Promise<nu
         clock,
         guard,
         ...(deps.signal ? { signal: deps.signal } : {}),
-        onEvent: (e) => logFireEvent(logger, e, stopCause(deps.signal)),
+        onEvent: (e) => {
+          logFireEvent(logger, e, stopCause(deps.signal));
+          if (tracer !== null && e.attempt !== undefined && e.durationMs !== undefined) {
+            traced.push({
+              attempt: e.attempt,
+              startMs: clock.now() - e.durationMs,
+              durationMs: e.durationMs,
+              status: e.status ?? null,
+              error: e.err ?? null,
+              traceparent: e.traceparent ?? null,
+            });
+          }
+          reports?.onEvent(e);
+        },
         // under the lock, before it is released: the next holder must see this success
         record: async ({ outcome: ending }) => {
           if (ending !== 'success') return;
@@ -291,7 +339,10 @@ export async function trigger(s: TriggerSettings, deps: TriggerDeps): Promise<nu
     if (deps.transport === undefined) await transport?.close?.().catch(() => undefined);
     await backend?.close().catch(() => undefined);
   }
+  const exitCode =
+    outcome === 'internal-error' ? SHIM_EXIT.internal : exitCodeFor(outcome, s.contendedExit);
   // best effort, bounded, after the outcome is final: never changes the exit code
+  const reported = reports?.finish({ outcome, exitCode, result, error: errorText });
   await notes?.finished(shimEvent(outcome), {
     id: runId,
     runKey: runKeyText,
@@ -304,6 +355,20 @@ export async function trigger(s: TriggerSettings, deps: TriggerDeps): Promise<nu
     lastStatus: result?.lastStatus ?? null,
     error: outcome === 'success' ? null : errorText,
   });
+  if (tracer !== null) {
+    tracer.record({
+      runId,
+      runKey: runKeyText,
+      job: `${app}/${jobName}`,
+      outcome: outcome.replace(/-/g, '_'),
+      trigger: 'schedule',
+      leaderEpoch: null,
+      startMs: started,
+      endMs: clock.now(),
+      attempts: traced,
+    });
+    await tracer.shutdown();
+  }
   if (s.metricsDir !== undefined && state !== undefined && jobName !== '') {
     try {
       writeTextfile(s.metricsDir, {
@@ -324,5 +389,6 @@ export async function trigger(s: TriggerSettings, deps: TriggerDeps): Promise<nu
       );
     }
   }
-  return outcome === 'internal-error' ? SHIM_EXIT.internal : exitCodeFor(outcome, s.contendedExit);
+  await reported;
+  return exitCode;
 }

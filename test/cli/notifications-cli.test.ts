@@ -73,9 +73,9 @@ it('lists the notification with its delivery, and filters', async () => {
   const all = await cronix(['notifications'], { env });
   expect(all.status).toBe(0);
   const [head, ...rows] = all.stdout.trim().split('\n');
-  expect(head).toMatch(/^ID\s+CREATED_AT\s+APP\s+JOB\s+EVENT\s+NOTIFIER\s+COUNT\s+STATUS/);
+  expect(head).toMatch(/^ID\s+CREATED_AT\s+JOB\s+EVENT\s+NOTIFIER\s+COUNT\s+STATUS/);
   expect(rows).toHaveLength(1);
-  expect(rows[0]).toMatch(/\sshop\s+bill\s+failed\s+chat\s+1\s+delivered\s+1\s+200\s+-$/);
+  expect(rows[0]).toMatch(/\sshop\/bill\s+failed\s+chat\s+1\s+delivered\s+1\s+200\s+-$/);
 
   const json = await cronix(
     ['notifications', '--job', 'shop.bill', '--event', 'failed', '-o', 'json'],
@@ -111,7 +111,10 @@ it('bad filters are usage errors naming the flag and the value', async () => {
       /^error: --event must be one of failed, missed, recovered, slow; found "boom"$/m,
     ],
     [['--limit', '0'], /^error: --limit must be a whole number from 1 to 1000, found "0"$/m],
-    [['--job', 'shop'], /^error: --job must look like app\.job, found "shop"$/m],
+    [
+      ['--job', 'shop'],
+      /^error: --job must name a job as app\/job \(or app\.job\), found "shop"$/m,
+    ],
   ];
   for (const [args, message] of cases) {
     const r = await cronix(['notifications', ...args], { env });

@@ -7,6 +7,7 @@ import {
   canonicalJob,
   effectivePolicy,
   isJobEnabled,
+  parseManifest,
   type Manifest,
 } from '../../src/contract/manifest/index.js';
 import { baseManifest, expectValid, manifestWith, type Json } from './manifest-fixtures.js';
@@ -184,8 +185,30 @@ describe('effective extension values', () => {
       queue_max: 100,
       catchup: { mode: 'latest', window_seconds: null, max_runs: 100 },
       jitter: { stable_seconds: 0, random_seconds: 0 },
+      watch: { grace_seconds: 120 },
     });
     expect(isJobEnabled(job)).toBe(true);
+  });
+
+  it('policy.watch (SPEC §15): kept only when set, after jitter in the canonical form, bounded 10..86400', () => {
+    const m = baseManifest();
+    const job = (m['jobs'] as Record<string, Json>[])[0] as Record<string, Json>;
+    job['policy'] = { watch: { grace_seconds: 300 } };
+    const parsed = expectValid(m);
+    expect(parsed.jobs[0]?.policy.watch).toEqual({ grace_seconds: 300 });
+    expect(effectivePolicy(parsed.jobs[0]!).watch).toEqual({ grace_seconds: 300 });
+    expect(canonicalize(parsed)).toContain(
+      '"retries":{"max_attempts":3,"min_seconds":1,"max_seconds":60},"watch":{"grace_seconds":300}}',
+    );
+    for (const bad of [9, 86_401, 1.5]) {
+      job['policy'] = { watch: { grace_seconds: bad } };
+      const r = parseManifest(m);
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.errors[0]?.path).toBe('jobs/0/policy/watch/grace_seconds');
+    }
+    job['policy'] = { watch: { grace: 30 } };
+    const unknown = parseManifest(m);
+    expect(unknown.ok).toBe(false);
   });
 
   it('uses the values that were set, and defaults for the rest', () => {

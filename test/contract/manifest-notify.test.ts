@@ -120,7 +120,8 @@ describe('notifications in the manifest', () => {
       },
       {
         path: 'notifiers/Bad',
-        message: 'expected a string matching ^[a-z][a-z0-9-]{0,62}$, found "Bad"',
+        message:
+          'expected a name of lowercase letters, digits and \'-\', starting with a letter, at most 63 characters, found "Bad"; did you mean "bad"?',
       },
       {
         path: 'notifiers/chat/host',

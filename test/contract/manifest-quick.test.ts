@@ -84,4 +84,22 @@ describe('acceptManifest', () => {
       null,
     );
   });
+
+  it('checks uniqueItems (notify[].on) like the full parser, instead of throwing', () => {
+    const withOn = (on: string[]) => ({
+      version: 1,
+      app: 'a',
+      notifiers: { hook: { type: 'webhook', url: 'https://hooks.example/x' } },
+      jobs: [
+        {
+          name: 'j',
+          schedule: '@daily',
+          request: { url: 'https://x' },
+          notify: [{ to: 'hook', on }],
+        },
+      ],
+    });
+    expect(expectSameVerdict(withOn(['missed', 'recovered']))).toBe(true);
+    expect(expectSameVerdict(withOn(['failed', 'failed']))).toBe(false);
+  });
 });

@@ -385,14 +385,19 @@ describe('manifest semantic rules', () => {
     expect(errors).toEqual([
       {
         path: 'app',
-        message: 'expected a string matching ^[a-z][a-z0-9-]{0,62}$, found "Billing"',
+        message:
+          'expected a name of lowercase letters, digits and \'-\', starting with a letter, at most 63 characters, found "Billing"; did you mean "billing"?',
       },
       {
         path: `${J}/foo`,
         message:
-          'unknown field "foo" (allowed: name, schedule, schedules, timezone, request, command, policy, auth, enabled, description, notify)',
+          'unknown field "foo" (allowed: name, schedule, schedules, timezone, request, command, policy, auth, enabled, description, notify, manual)',
       },
-      { path: `${P}/timeout_seconds`, message: 'expected an integer from 1 to 600, found 601' },
+      {
+        path: `${P}/timeout_seconds`,
+        message:
+          'expected an integer from 1 to 600 for an HTTP job (only command jobs may run up to 86400), found 601',
+      },
     ]);
   });
 

@@ -213,7 +213,7 @@ describe('parseSchedule: errors name the field and the value', () => {
     ['*/x * * * *', /minute step/],
     ['1,,2 * * * *', /empty list item/],
     ['? * * * *', /minute value "\?" is not valid/],
-    ['0 0 L * *', /day-of-month value "L"/],
+    ['0 0 L-1 * *', /day-of-month value "L" is not valid \(a number 1-31, or L alone/],
     ['0 0 * * 1#2', /day-of-week value "1#2"/],
     ['@reboot', /unknown shortcut "@reboot"/],
   ])('%j → %s', (expr, pattern) => {

@@ -78,7 +78,14 @@ async function api(
 
 describe('REST API', () => {
   it('GET /healthz and /openapi.json', async () => {
-    expect((await api('GET', '/healthz')).json).toMatchObject({ status: 'ok', jobs: 2 });
+    // a single daemon leads itself: its role, and cronix_leader 1 (no "no leader" alert)
+    expect((await api('GET', '/healthz')).json).toEqual({
+      status: 'ok',
+      jobs: 2,
+      role: 'single',
+      store: 'ok',
+    });
+    expect((await api('GET', '/metrics')).text).toMatch(/^cronix_leader 1$/m);
     const doc = (await api('GET', '/openapi.json')).json;
     expect(doc['openapi']).toBe('3.1.0');
     expect(Object.keys(doc['paths'] as object)).toContain('/api/v1/jobs/{app}/{job}/trigger');
@@ -187,7 +194,7 @@ describe('REST API', () => {
     expect((await api('POST', '/api/v1/jobs/shop/report/resume')).json['paused']).toBe(false);
   });
 
-  it('mutations without or with a wrong token → 401; reads need none', async () => {
+  it('mutations and reads without or with a wrong token → 401', async () => {
     for (const path of [
       '/api/v1/jobs/shop/report/trigger',
       '/api/v1/jobs/shop/report/pause',
@@ -203,7 +210,8 @@ describe('REST API', () => {
       headers: { authorization: 'Bearer nope' },
     });
     expect(wrong.status).toBe(401);
-    expect((await api('GET', '/api/v1/jobs', undefined, false)).status).toBe(200);
+    expect((await api('GET', '/api/v1/jobs', undefined, false)).status).toBe(401);
+    expect((await api('GET', '/api/v1/jobs')).status).toBe(200);
   });
 
   it('validation errors → 400 naming the field', async () => {
@@ -258,7 +266,9 @@ describe('REST API', () => {
       const r = await api('POST', '/api/v1/jobs/shop/report/trigger', garbage);
       expect(r.status).toBe(400);
     }
-    const raw = await fetch(`${daemon.url}/api/v1/runs/%ff%fe`);
+    const raw = await fetch(`${daemon.url}/api/v1/runs/%ff%fe`, {
+      headers: { authorization: `Bearer ${daemon.token}` },
+    });
     expect([400, 404]).toContain(raw.status);
     expect((await api('GET', '/healthz')).status).toBe(200);
   });

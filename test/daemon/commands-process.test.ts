@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { cronixAsync } from '../helpers/cli.js';
 import { api, manifestDir, spawnServe, until, type Served } from '../helpers/serve.js';
-import { freePort } from '../helpers/sink.js';
 import { alive, readPid, scriptDir, stubbornScript } from '../helpers/scripts.js';
 
 /** A manifest dir with one command job `cmd/task` (no auth: a command job signs nothing). */
@@ -51,8 +50,7 @@ async function ended(s: Served, id: string): Promise<Record<string, unknown>> {
 it('SIGKILL of the daemon during a long command; the restart stops the leftover group, then ends the run crashed', async () => {
   const pids = scriptDir();
   const dir = commandDir({ argv: [stubbornScript(pids)], graceful_stop_seconds: 1 });
-  const port = await freePort();
-  const a = await spawnServe(dir, port);
+  const a = await spawnServe(dir);
   const id = await trigger(a);
   const leader = await readPid(join(pids, 'leader.pid'));
   const grandchild = await readPid(join(pids, 'grandchild.pid'));
@@ -72,7 +70,7 @@ it('SIGKILL of the daemon during a long command; the restart stops the leftover 
   // the daemon is gone; its job is not
   expect(alive(leader)).toBe(true);
   expect(alive(grandchild)).toBe(true);
-  const b = await spawnServe(dir, port);
+  const b = await spawnServe(dir);
   expect(alive(leader)).toBe(false);
   expect(alive(grandchild)).toBe(false);
   expect((await api(b, 'GET', `/api/v1/runs/${id}`)).json).toMatchObject({
@@ -94,8 +92,7 @@ it('SIGKILL of the daemon during a long command; the restart stops the leftover 
 it('SIGTERM of the daemon past its grace stops the command group; the run ends stopped', async () => {
   const pids = scriptDir();
   const dir = commandDir({ argv: [stubbornScript(pids)], graceful_stop_seconds: 1 });
-  const port = await freePort();
-  const a = await spawnServe(dir, port); // --grace-period 1
+  const a = await spawnServe(dir); // --grace-period 1
   const id = await trigger(a);
   const leader = await readPid(join(pids, 'leader.pid'));
   const grandchild = await readPid(join(pids, 'grandchild.pid'));
@@ -103,7 +100,7 @@ it('SIGTERM of the daemon past its grace stops the command group; the run ends s
   expect((await a.exited).code).toBe(0);
   expect(alive(leader)).toBe(false);
   expect(alive(grandchild)).toBe(false);
-  const b = await spawnServe(dir, port);
+  const b = await spawnServe(dir);
   expect((await api(b, 'GET', `/api/v1/runs/${id}`)).json).toMatchObject({
     outcome: 'stopped',
     error: 'daemon shutting down',
@@ -118,8 +115,7 @@ it('the environment: PATH HOME LANG TZ of the daemon, env, env_from_secrets, CRO
     env: { MODE: 'nightly' },
     env_from_secrets: { DB_PASSWORD: 'env:DB_PW' },
   });
-  const port = await freePort();
-  const s = await spawnServe(dir, port, {
+  const s = await spawnServe(dir, 0, {
     env: {
       PATH: process.env['PATH'],
       HOME: '/',
@@ -132,7 +128,9 @@ it('the environment: PATH HOME LANG TZ of the daemon, env, env_from_secrets, CRO
   });
   const id = await trigger(s);
   expect(await ended(s, id)).toMatchObject({ outcome: 'success', last_status: 0 });
-  const res = await fetch(`${s.url}/api/v1/runs/${id}/log`);
+  const res = await fetch(`${s.url}/api/v1/runs/${id}/log`, {
+    headers: { authorization: `Bearer ${s.token}` },
+  });
   const text = await res.text();
   const names = text
     .split('\n')
@@ -163,8 +161,7 @@ it('the environment: PATH HOME LANG TZ of the daemon, env, env_from_secrets, CRO
 
 it('cronix logs prints the output; -f follows a running command until it ends', async () => {
   const dir = commandDir({ argv: ['/bin/sh', '-c', 'echo first; sleep 2; echo last'] });
-  const port = await freePort();
-  const s = await spawnServe(dir, port);
+  const s = await spawnServe(dir);
   const id = await trigger(s);
   const env = { ...process.env, CRONIX_URL: s.url, CRONIX_TOKEN: s.token };
   const started = Date.now();
@@ -182,7 +179,7 @@ it('cronix logs prints the output; -f follows a running command until it ends', 
 
 it('an env_from_secrets ref that does not resolve stops the start-up, naming job, variable and ref', async () => {
   const dir = commandDir({ argv: ['/bin/true'], env_from_secrets: { DB_PASSWORD: 'env:NOT_SET' } });
-  const s = await spawnServe(dir, await freePort(), { waitListening: false });
+  const s = await spawnServe(dir, 0, { waitListening: false });
   const { code } = await s.exited;
   expect(code).toBe(1);
   expect(s.output()).toContain(

@@ -139,7 +139,8 @@ describe('daemon: command jobs', () => {
     const leader = await readPid(join(base, first.id, 'leader.pid'));
     const grandchild = await readPid(join(base, first.id, 'grandchild.pid'));
     const seenAtSecondStart: boolean[] = [];
-    d.scheduler.events.on('run-started', (r) => {
+    // the moment the second run's attempts are about to start
+    d.scheduler.events.on('run-launched', (r) => {
       if (r.id !== first.id) seenAtSecondStart.push(alive(leader), alive(grandchild));
     });
     const { run: second } = await d.scheduler.trigger('ops', 'task');

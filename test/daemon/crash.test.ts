@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { api, manifestDir, spawnServe, until, type Served } from '../helpers/serve.js';
-import { freePort, startSink, type Sink } from '../helpers/sink.js';
+import { startSink, type Sink } from '../helpers/sink.js';
 
 const KILLS = Number(process.env['CRONIX_CRASH_KILLS'] ?? 50);
 const SEED = Number(process.env['CRONIX_CRASH_SEED'] ?? Date.now() % 1_000_000);
@@ -66,11 +66,10 @@ it(`SIGKILL at random points (${KILLS} kills): one row per accepted trigger, no 
       },
     })),
   );
-  const port = await freePort();
   const accepted = new Set<string>();
   let daemon: Served | undefined;
   for (let kill = 0; kill < KILLS; kill++) {
-    daemon = await spawnServe(dir, port);
+    daemon = await spawnServe(dir);
     const s = daemon;
     // a few shared instants just ahead: delayed triggers for them share run keys
     const base = Math.ceil((Date.now() + 300) / 250) * 250;
@@ -90,7 +89,7 @@ it(`SIGKILL at random points (${KILLS} kills): one row per accepted trigger, no 
     await Promise.all(burst);
   }
   // one last daemon runs everything left (crashed runs end crashed; delayed ones come due)
-  daemon = await spawnServe(dir, port);
+  daemon = await spawnServe(dir);
   const last = daemon;
   await until(
     async () => {
@@ -147,7 +146,7 @@ it(`SIGKILL at random points (${KILLS} kills): one row per accepted trigger, no 
   } finally {
     db.close();
   }
-}, 300_000);
+}, 600_000);
 
 function countBy(xs: string[]): Record<string, number> {
   const out: Record<string, number> = {};

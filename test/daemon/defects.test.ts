@@ -52,9 +52,9 @@ const requestsTo = (path: string) => sink.requests.filter((r) => r.url === path)
 describe('real processes', () => {
   it('defect 1: a second serve on the same data dir exits 1 at once, naming the holder', async () => {
     const dir = manifestDir('d1', [job('a', {}, { schedule: '* * * * *' })]);
-    const first = await spawnServe(dir, await freePort());
+    const first = await spawnServe(dir);
     served.push(first);
-    const second = await spawnServe(dir, await freePort(), { waitListening: false });
+    const second = await spawnServe(dir, 0, { waitListening: false });
     served.push(second);
     const exit = await Promise.race([
       second.exited,
@@ -86,7 +86,7 @@ describe('real processes', () => {
 
   it('defect 11: a 5,000-deep trigger body is a 400, not a 500', async () => {
     const dir = manifestDir('d11', [job('a')]);
-    const s = await spawnServe(dir, await freePort());
+    const s = await spawnServe(dir);
     served.push(s);
     const deep = `{"at": ${'['.repeat(5000)}${']'.repeat(5000)}}`;
     const res = await api(s, 'POST', '/api/v1/jobs/d11/a/trigger', deep);
@@ -100,7 +100,7 @@ describe('real processes', () => {
 
   it('defect 12: an unset secret stops serve with exit 1 naming the job and the ref', async () => {
     const dir = manifestDir('d12', [job('settle')]);
-    const s = await spawnServe(dir, await freePort(), {
+    const s = await spawnServe(dir, 0, {
       env: { PATH: process.env['PATH'] },
       waitListening: false,
     });

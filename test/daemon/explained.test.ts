@@ -166,7 +166,7 @@ describe('explained runs', () => {
     expect(one.stdout).toMatch(/^outcome\s+stopped$/m);
     expect(one.stdout).toMatch(/^error\s+cancelled$/m);
     expect(one.stdout).toMatch(/ATTEMPT\s+STARTED_AT\s+DURATION\s+STATUS\s+ERROR/);
-    expect(one.stdout).toMatch(/^1\s+\S+Z\s+\S+\s+-\s+stopped$/m);
+    expect(one.stdout).toMatch(/^1\s+\S+Z\s+\S+\s+-\s+stopped\s+-$/m);
     const list = await cronix(['runs', '--job', 'why.flaky'], { env });
     expect(list.stdout.split('\n')[0]).toMatch(/DURATION/);
     expect(list.stdout).toContain('HTTP 503');

@@ -196,7 +196,7 @@ describe('start-up checks of global scope', () => {
 
   it('refuses a global job without a lock backend, an unreachable one, and max_concurrent > 1', async () => {
     await expect(start(manifestFile({}))).rejects.toThrow(
-      /concurrency_scope global: give the Redis lock backend with --lock-backend/,
+      /^job g\/j has concurrency_scope global, .*--lock-backend redis:\/\/host:6379 \(or set CRONIX_REDIS_URL\)/,
     );
     await expect(start(manifestFile({}), 'redis://127.0.0.1:1')).rejects.toThrow(ServeError);
     await expect(start(manifestFile({ max_concurrent: 2 }), redis.url)).rejects.toThrow(

@@ -109,7 +109,9 @@ async function leaderNow(): Promise<number> {
       for (let i = 0; i < 3; i++) {
         const r = replicas[i];
         if (!r) continue;
-        const res = await fetch(`${r.url}/api/v1/cluster`).catch(() => null);
+        const res = await fetch(`${r.url}/api/v1/cluster`, {
+          headers: { authorization: `Bearer ${r.token}` },
+        }).catch(() => null);
         if (!res?.ok) continue;
         const v = (await res.json()) as { self: { role: string } };
         if (v.self.role === 'leader') return i;

@@ -1,18 +1,17 @@
 /**
- * The leader lease and the cluster on a real PostgreSQL (SPEC §10): the lease
- * statement's epochs on the database clock, and two replicas in this process
+ * The cluster on a real PostgreSQL (SPEC §10): two replicas in this process
  * (real HTTP servers, real store): one leads, a standby forwards verbs to it,
- * SIGTERM-style stop hands over at once, `GET /api/v1/cluster` and metrics.
+ * SIGTERM-style stop hands over at once, `GET /api/v1/cluster`, `/healthz` and
+ * metrics. The lease itself (epochs, incarnations, the fence, commands) is the
+ * coordination contract's (`coordination.test.ts`).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as lease from '../../src/daemon/store/pg/lease.js';
-import { PostgresStore } from '../../src/daemon/store/postgres.js';
 import type { DaemonHandle } from '../../src/http/serve.js';
 import { startReplica } from '../helpers/ha.js';
-import { dropSchema, PG_URL, schemaName, withSchema } from '../helpers/pg.js';
+import { dropSchema, schemaName } from '../helpers/pg.js';
 import { until } from '../helpers/serve.js';
 import { startSink, type Sink } from '../helpers/sink.js';
 
@@ -20,51 +19,6 @@ const schemas: string[] = [];
 afterAll(async () => {
   for (const s of schemas) await dropSchema(s);
 });
-const freshStore = async (): Promise<PostgresStore> => {
-  const schema = schemaName('lease');
-  schemas.push(schema);
-  const store = PostgresStore.open(withSchema(PG_URL, schema));
-  await store.migrate();
-  return store;
-};
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-describe('the lease statement', () => {
-  it('renewal keeps the epoch; another holder waits for expiry and gets the next epoch', async () => {
-    const store = await freshStore();
-    const a1 = await lease.acquireLease(store.pool, 'a', 800);
-    expect(a1).toMatchObject({ holder: 'a', epoch: 1 });
-    expect(a1!.expiresAt - a1!.dbNow).toBeGreaterThan(700);
-    expect(await lease.acquireLease(store.pool, 'b', 800)).toBeNull();
-    const a2 = await lease.acquireLease(store.pool, 'a', 800);
-    expect(a2).toMatchObject({ holder: 'a', epoch: 1, acquiredAt: a1!.acquiredAt });
-    await sleep(900);
-    const b = await lease.acquireLease(store.pool, 'b', 800);
-    expect(b).toMatchObject({ holder: 'b', epoch: 2 });
-    expect(await lease.acquireLease(store.pool, 'a', 800)).toBeNull();
-    // a released lease passes at once, and the epoch grows again
-    expect(await lease.releaseLease(store.pool, 'b', 2)).toBe(true);
-    expect(await lease.releaseLease(store.pool, 'b', 2)).toBe(false);
-    expect(await lease.acquireLease(store.pool, 'a', 800)).toMatchObject({ holder: 'a', epoch: 3 });
-    // the same holder after its own lease lapsed starts a new term too
-    await sleep(900);
-    expect(await lease.acquireLease(store.pool, 'a', 800)).toMatchObject({ holder: 'a', epoch: 4 });
-    expect(Math.abs(await lease.measureSkew(store.pool, () => Date.now()))).toBeLessThan(1000);
-    await store.close();
-  });
-
-  it('concurrent acquisitions: exactly one replica wins each epoch', async () => {
-    const store = await freshStore();
-    const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => lease.acquireLease(store.pool, `r${i}`, 5000)),
-    );
-    const winners = results.filter((r) => r !== null);
-    expect(winners).toHaveLength(1);
-    expect(winners[0]!.epoch).toBe(1);
-    await store.close();
-  });
-});
-
 describe('two replicas in this process', () => {
   let sink: Sink;
   let a: DaemonHandle;
@@ -134,6 +88,10 @@ describe('two replicas in this process', () => {
     expect(metrics).toMatch(/^cronix_leader_epoch 1$/m);
     expect(metrics).toMatch(/^cronix_clock_skew_seconds -?\d/m);
     expect(await (await fetch(`${b.url}/metrics`)).text()).toMatch(/^cronix_leader 0$/m);
+    const health = async (d: DaemonHandle) =>
+      (await (await fetch(`${d.url}/healthz`)).json()) as object;
+    expect(await health(a)).toMatchObject({ status: 'ok', role: 'leader' });
+    expect(await health(b)).toMatchObject({ status: 'ok', role: 'standby' });
   });
 
   it('stopping the leader hands over within 5 s at the next epoch', async () => {

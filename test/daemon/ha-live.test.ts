@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LIVE_MAX_RUNS } from '../../src/daemon/cluster.js';
+import { LIVE_MAX_RUNS } from '../../src/daemon/cluster/live.js';
 import type { DaemonHandle } from '../../src/http/serve.js';
 import { roleOf, startReplica } from '../helpers/ha.js';
 import { dropSchema, schemaName } from '../helpers/pg.js';

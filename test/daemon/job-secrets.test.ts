@@ -47,6 +47,7 @@ it('returns the secrets in ref order when all resolve', () => {
     ok: true,
     secrets: new Map([['a/j', ['first-secret-0123456', 'second-secret-0123']]]),
     envSecrets: new Map(),
+    headerSecrets: new Map(),
   });
 });
 
@@ -71,6 +72,7 @@ it('command jobs need no secret_refs; their env_from_secrets resolve (any length
       ['ops/bare', {}],
       ['ops/db', { DB_PASSWORD: 'pw', TOKEN: 't' }],
     ]),
+    headerSecrets: new Map(),
   });
 });
 
@@ -126,4 +128,38 @@ it('jobs sharing refs each get the secrets, and each is named in the errors of a
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+it('request.headers_from_secrets resolve with the job; a bad ref or value names job, header and ref', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cronix-hs-'));
+  writeFileSync(join(dir, 'two-lines'), 'first\nsecond\n');
+  const keyed = (name: string, map: Record<string, string>) => ({
+    ...job(name, ['env:GOOD']),
+    request: { url: 'https://example.com/x', headers_from_secrets: map },
+  });
+  const ok = resolveJobSecrets([manifest('api', [keyed('k', { 'X-Api-Key': 'env:KEY' })])], {
+    GOOD: 'a-long-enough-secret-value',
+    KEY: 'k1',
+  });
+  expect(ok.ok && ok.headerSecrets).toEqual(new Map([['api/k', { 'X-Api-Key': 'k1' }]]));
+  const bad = resolveJobSecrets(
+    [
+      manifest('api', [
+        keyed('unset', { 'X-Api-Key': 'env:NOPE' }),
+        keyed('lines', { 'X-Api-Key': `file:${join(dir, 'two-lines')}` }),
+        keyed('bell', { Authorization: 'env:BELL' }),
+      ]),
+    ],
+    { GOOD: 'a-long-enough-secret-value', BELL: 'Bearer \u0007 x' },
+  );
+  expect(!bad.ok && bad.errors).toEqual([
+    'job api/bell: request.headers_from_secrets Authorization: secret ref env:BELL: the value holds a character a header cannot carry (a line break or another control character, or one beyond Latin-1)',
+    'job api/lines: request.headers_from_secrets X-Api-Key: secret ref file:' +
+      join(dir, 'two-lines') +
+      ': the value holds a character a header cannot carry (a line break or another control character, or one beyond Latin-1)',
+    'job api/unset: request.headers_from_secrets X-Api-Key: secret ref env:NOPE: env var NOPE is not set',
+  ]);
+  expect(JSON.stringify(bad)).not.toContain('second');
+  expect(JSON.stringify(bad)).not.toContain('Bearer');
+  rmSync(dir, { recursive: true });
 });

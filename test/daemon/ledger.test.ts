@@ -11,13 +11,14 @@ import {
   MAX_LAZY_HOLD_MS,
 } from '../../src/daemon/ledger.js';
 import type { LedgerOp, LedgerResult, Store } from '../../src/daemon/store/types.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
-/** A store that records each transaction's ops and when it ran. */
-function recordingStore() {
+/** A store that records each transaction's ops and the clock's time when it ran. */
+function recordingStore(clock: { now(): number } = { now: () => performance.now() }) {
   const writes: { at: number; ops: readonly LedgerOp[] }[] = [];
   const store = {
     write(ops: readonly LedgerOp[]): Promise<LedgerResult[]> {
-      writes.push({ at: performance.now(), ops });
+      writes.push({ at: clock.now(), ops });
       return Promise.resolve(ops.map(() => ({ kind: 'gone' }) as LedgerResult));
     },
   } as unknown as Store;
@@ -29,36 +30,42 @@ const end = (id: string): LedgerOp => ({
   id,
   patch: { outcome: 'success', endedAt: 1, error: null },
 });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A ledger on a fake clock: its group-commit window and lazy hold move only as the test says. */
+function onFakeClock(holdLazy: () => boolean) {
+  const clock = new ManualClock(0);
+  const { store, writes } = recordingStore(clock);
+  const ledger = new Ledger(store, { clock, onError: () => undefined, holdLazy });
+  return { clock, ledger, writes };
+}
 
 describe('lazy writes during a burst', () => {
   it('wait while the burst goes on, and are written once it is over', async () => {
-    const { store, writes } = recordingStore();
     let burst = true;
-    const ledger = new Ledger(store, { onError: () => undefined, holdLazy: () => burst });
+    const { clock, ledger, writes } = onFakeClock(() => burst);
     const done = ledger.submit([end('a')], false);
-    await sleep(GROUP_COMMIT_MS * 6);
+    await clock.advance(GROUP_COMMIT_MS * 6);
     expect(writes).toHaveLength(0);
     burst = false;
+    await clock.advance(GROUP_COMMIT_MS);
     await done;
     expect(writes.map((w) => w.ops.length)).toEqual([1]);
   });
 
   it('are never held longer than MAX_LAZY_HOLD_MS', async () => {
-    const { store, writes } = recordingStore();
-    const ledger = new Ledger(store, { onError: () => undefined, holdLazy: () => true });
-    const t0 = performance.now();
-    await ledger.submit([end('a')], false);
-    const waited = writes[0]!.at - t0;
-    expect(waited).toBeGreaterThanOrEqual(MAX_LAZY_HOLD_MS - 1);
-    expect(waited).toBeLessThan(MAX_LAZY_HOLD_MS + 1000);
+    const { clock, ledger, writes } = onFakeClock(() => true);
+    const done = ledger.submit([end('a')], false);
+    await clock.advance(MAX_LAZY_HOLD_MS - GROUP_COMMIT_MS);
+    expect(writes).toHaveLength(0); // still held
+    await clock.advance(GROUP_COMMIT_MS);
+    await done;
+    expect(writes.map((w) => w.at)).toEqual([MAX_LAZY_HOLD_MS]);
   });
 
   it('an urgent write takes the held ones with it, in submission order', async () => {
-    const { store, writes } = recordingStore();
-    const ledger = new Ledger(store, { onError: () => undefined, holdLazy: () => true });
+    const { clock, ledger, writes } = onFakeClock(() => true);
     const lazy = ledger.submit([end('a'), end('b')], false);
-    await sleep(GROUP_COMMIT_MS * 2);
+    await clock.advance(GROUP_COMMIT_MS * 2);
     expect(writes).toHaveLength(0);
     await Promise.all([lazy, ledger.submit([end('c')])]);
     expect(writes.flatMap((w) => w.ops.map((op) => (op.kind === 'end' ? op.id : '?')))).toEqual([
@@ -69,12 +76,13 @@ describe('lazy writes during a burst', () => {
   });
 
   it('without a burst, a lazy write goes after GROUP_COMMIT_MS', async () => {
-    const { store, writes } = recordingStore();
-    const ledger = new Ledger(store, { onError: () => undefined, holdLazy: () => false });
-    const t0 = performance.now();
-    await ledger.submit([end('a')], false);
-    expect(writes).toHaveLength(1);
-    expect(writes[0]!.at - t0).toBeLessThan(MAX_LAZY_HOLD_MS);
+    const { clock, ledger, writes } = onFakeClock(() => false);
+    const done = ledger.submit([end('a')], false);
+    await clock.advance(GROUP_COMMIT_MS - 1);
+    expect(writes).toHaveLength(0);
+    await clock.advance(1);
+    await done;
+    expect(writes.map((w) => w.at)).toEqual([GROUP_COMMIT_MS]);
   });
 });
 
@@ -94,5 +102,41 @@ describe('independent ops (first-seen checkpoints)', () => {
     expect(writes.length).toBeGreaterThanOrEqual(2);
     await ledger.submitIndependent([]); // nothing to write: resolves at once
     expect(writes.flatMap((w) => w.ops)).toHaveLength(ops.length);
+  });
+});
+
+describe('a failing store', () => {
+  it('is retried on the clock, says since when it fails, and a shutdown gives up counting what was lost', async () => {
+    const clock = new ManualClock(0);
+    let failing = true;
+    const writes: number[] = [];
+    const store = {
+      write(ops: readonly LedgerOp[]): Promise<LedgerResult[]> {
+        writes.push(clock.now());
+        if (failing) return Promise.reject(new Error('SQLITE_FULL: database or disk is full'));
+        return Promise.resolve(ops.map(() => ({ kind: 'gone' }) as LedgerResult));
+      },
+    } as unknown as Store;
+    const errors: number[] = [];
+    const ledger = new Ledger(store, { clock, onError: (_e, retryInMs) => errors.push(retryInMs) });
+    expect(ledger.health()).toBeNull();
+    const first = ledger.submit([end('a'), end('b')]);
+    await clock.advance(0);
+    expect(writes).toEqual([0]);
+    await clock.advance(100 + 200 + 400); // three retries, backing off
+    expect(writes).toEqual([0, 100, 300, 700]);
+    expect(errors).toEqual([100, 200, 400, 800]);
+    expect(ledger.health()).toEqual({
+      failingForMs: 700,
+      error: 'SQLITE_FULL: database or disk is full',
+    });
+    const second = ledger.submit([end('c')]);
+    expect(ledger.abandon()).toBe(3); // a and b (being retried) and c
+    expect(await first).toEqual([{ kind: 'fenced' }, { kind: 'fenced' }]);
+    expect(await second).toEqual([{ kind: 'fenced' }]);
+    failing = false;
+    await clock.advance(10_000);
+    expect(writes).toHaveLength(4); // no retry after the shutdown gave up
+    expect(await ledger.submit([end('d')])).toEqual([{ kind: 'fenced' }]);
   });
 });

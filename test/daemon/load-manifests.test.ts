@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { loadManifests } from '../../src/http/serve.js';
+import { loadManifests } from '../../src/daemon/boot.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cronix-load-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

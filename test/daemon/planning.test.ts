@@ -1,7 +1,8 @@
 /**
  * Planning ahead (issue 12): a fire of an idle job is admitted and its row
- * recorded `running` (claims taken) before its instant, and its request
- * leaves at the instant — never before. A planned run the daemon could not
+ * recorded `planned` (claims taken) before its instant, and its request
+ * leaves at the instant — never before; the row says `running` only once its
+ * request has left. A planned run the daemon could not
  * launch is taken back (shutdown, or a restart before its instant), so its fire
  * is decided again; a restart after its instant ends it `crashed` like any
  * run that might have been sent.
@@ -53,7 +54,8 @@ it('the row is recorded before the instant; the request leaves at the instant, n
   await clock.advance(29_000); // 00:00:59: within the look-ahead
   await settle(20);
   const [row] = await daemon.store.runningRuns();
-  expect(row).toMatchObject({ scheduledTime: MINUTE_1, startedAt: MINUTE_1, phase: 'running' });
+  expect(row).toMatchObject({ scheduledTime: MINUTE_1, startedAt: MINUTE_1, phase: 'planned' });
+  expect(await daemon.store.listRuns({ phase: 'running' })).toEqual([]);
   expect(await daemon.store.keyHolder(row!.runKey)).toEqual({ runId: row!.id, state: 'running' });
   await clock.advance(999); // 00:00:59.999
   await settle(20);
@@ -64,6 +66,33 @@ it('the row is recorded before the instant; the request leaves at the instant, n
   const [sent] = sentFor(MINUTE_1);
   expect(sent!.headers['x-cron-run-id']).toBe(row!.id);
   expect(daemon.ended[0]).toMatchObject({ id: row!.id, outcome: 'success' });
+});
+
+it('no run is listed running before its request left; a running run shows its attempt in flight', async () => {
+  // the sink answers after 1.5 s: long enough to look at the ledger while the attempt is in flight
+  const slow = await startSink(() => ({ status: 200, delayMs: 1500 }));
+  const clock = new ManualClock(T0);
+  daemon = await startTestDaemon(clock, [
+    manifest('plan', [{ ...jobs[0], request: { url: `${slow.url}/tick` } }]),
+  ]);
+  const running = () => daemon!.store.listRuns({ app: 'plan', phase: 'running' });
+  await clock.advance(29_500); // planned ahead, half a second before the instant
+  await settle(20);
+  expect(await daemon.store.listRuns({ app: 'plan', phase: 'planned' })).toHaveLength(1);
+  expect(await running()).toEqual([]);
+  await clock.advance(500); // the instant: the request leaves
+  for (let i = 0; i < 200 && slow.requests.length === 0; i++) await settle(5);
+  expect(slow.requests).toHaveLength(1);
+  let rows = await running();
+  for (let i = 0; i < 200 && rows.length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 10));
+    rows = await running();
+  }
+  // the attempt is in flight: the row says running, with 1 attempt, before its end
+  expect(rows).toMatchObject([{ phase: 'running', attempts: 1, outcome: null }]);
+  await daemon.waitEnded(1);
+  expect(daemon.ended[0]).toMatchObject({ outcome: 'success', attempts: 1 });
+  await slow.close();
 });
 
 it('a shutdown before the instant takes the planned run back; the next daemon fires it once', async () => {
@@ -117,6 +146,7 @@ it('after a crash: a restart before the instant takes the planned run back; afte
       error: null,
       attemptLog: [],
       outputTruncated: false,
+      outputLost: null,
     };
     await store.write([{ kind: 'insert', run }]);
     await store.close();
@@ -137,7 +167,7 @@ it('after a crash: a restart before the instant takes the planned run back; afte
 });
 
 it('a burst of planned runs is launched slice by slice: the event loop turns between slices', async () => {
-  const { LAUNCH_SLICE } = await import('../../src/daemon/scheduler.js');
+  const { LAUNCH_SLICE } = await import('../../src/daemon/turn.js');
   const n = 1000;
   const clock = new ManualClock(T0);
   const burst = Array.from({ length: n / 250 }, (_, m) =>
@@ -164,7 +194,7 @@ it('a burst of planned runs is launched slice by slice: the event loop turns bet
   };
   setImmediate(tick);
   const perTurn = new Map<number, number>();
-  daemon.scheduler.events.on('run-started', () => perTurn.set(turn, (perTurn.get(turn) ?? 0) + 1));
+  daemon.scheduler.events.on('run-launched', () => perTurn.set(turn, (perTurn.get(turn) ?? 0) + 1));
   await clock.advance(1000);
   await daemon.waitEnded(n, 30_000);
   ticking = false;

@@ -55,10 +55,30 @@ async function failedRunNotified(job: string, at: number, delivered: boolean): P
   return run.id;
 }
 
-it('deletes old runs and finished notifications, keeps pending and newer ones, hourly', async () => {
+const auditRow = (at: number, action: string) => ({
+  at,
+  who: 'ci',
+  whoKind: 'token' as const,
+  role: 'operator' as const,
+  action,
+  app: 'billing',
+  job: 'settle',
+  run: null,
+  source: 'api' as const,
+  address: null,
+  replica: null,
+  forwarded: false,
+  result: 'ok' as const,
+  status: 200,
+  detail: null,
+});
+
+it('deletes old runs, finished notifications and audit rows, keeps pending and newer ones, hourly', async () => {
   const events = new DaemonEmitter();
   const said: string[] = [];
   events.on('info', (e) => said.push(e.msg));
+  await store.appendAudit(auditRow(T0, 'pause'));
+  await store.appendAudit(auditRow(T0 + 20 * DAY, 'resume'));
   const oldRun = await failedRunNotified('old', T0, true);
   await failedRunNotified('old-pending', T0, false);
   const newRunId = await failedRunNotified('new', T0 + 20 * DAY, true);
@@ -75,7 +95,10 @@ it('deletes old runs and finished notifications, keeps pending and newer ones, h
   expect(said).toEqual([
     expect.stringMatching(/^retention: deleted 2 run\(s\) that ended before /),
     expect.stringMatching(/^retention: deleted 1 notification\(s\) delivered or failed before /),
+    expect.stringMatching(/^retention: deleted 1 audit row\(s\) recorded before /),
   ]);
+  // the audit log is kept as long as runs (SPEC §18)
+  expect((await store.listAudit({})).map((r) => r.action)).toEqual(['resume']);
 
   // a run that falls behind the cut-off half an hour later waits for the next hourly prune
   const first = T0 + 21 * DAY;

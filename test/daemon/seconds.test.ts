@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { api, manifestDir, spawnServe, type Served } from '../helpers/serve.js';
-import { freePort, startSink, type Sink } from '../helpers/sink.js';
+import { startSink, type Sink } from '../helpers/sink.js';
 
 let sink: Sink;
 let served: Served | undefined;
@@ -27,7 +27,7 @@ it('*/2 * * * * * fires every 2 s for a minute at its intended times', async () 
       policy: { concurrency: 'Forbid', retries: { max_attempts: 1 } },
     },
   ]);
-  served = await spawnServe(dir, await freePort());
+  served = await spawnServe(dir);
   const from = Date.now();
   await new Promise((r) => setTimeout(r, 61_000));
   const to = Date.now();

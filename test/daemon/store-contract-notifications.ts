@@ -50,6 +50,16 @@ export function notificationContract(store: () => Store): void {
     ).toEqual(listed.slice(2));
   });
 
+  it('notifications: notificationsByIds reads the ones that exist, by seq', async () => {
+    const [first] = await record('failed', ended('retries_exhausted'), T0);
+    const [second] = await record('missed', ended('missed'), T0 + 1000);
+    expect(await store().notificationsByIds([second!.id, 'missing', first!.id])).toEqual([
+      first,
+      second,
+    ]);
+    expect(await store().notificationsByIds([])).toEqual([]);
+  });
+
   it('notifications: one per event key, whatever records it again', async () => {
     const run = ended('retries_exhausted');
     const plan = (at: number) =>

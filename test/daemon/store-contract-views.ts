@@ -1,7 +1,8 @@
 /**
  * The store contract's part for the read views of the API and the web UI
- * (`recentOutcomes`, `outcomeSummary`): registered inside `storeContract`, so
- * every store runs it; `store()` is the migrated store of the current test.
+ * (`recentOutcomes`, `outcomeSummary`) and of a standby replica (`runsByIds`,
+ * `activeCounts`): registered inside `storeContract`, so every store runs it;
+ * `store()` is the migrated store of the current test.
  */
 import { expect, it } from 'vitest';
 import type { RunRecord, Store } from '../../src/daemon/store/types.js';
@@ -9,6 +10,36 @@ import { insertRuns, newRun, T0 } from './store-fixtures.js';
 
 /** Registers the view tests (call inside the contract's describe). */
 export function storeViewsContract(getStore: () => Store): void {
+  it('runsByIds: the runs that exist, by seq, in one call', async () => {
+    const [a, b, c] = await insertRuns(getStore(), [newRun(), newRun(), newRun()]);
+    const got = await getStore().runsByIds([c!.id, 'missing', a!.id]);
+    expect(got).toEqual([a, c]);
+    expect(await getStore().runsByIds([])).toEqual([]);
+    expect(b).toBeDefined();
+  });
+
+  it('activeCounts: queued and running runs per job; jobs with neither are absent', async () => {
+    const running = (job: string, app = 'billing') =>
+      newRun({ app, job, phase: 'running', startedAt: T0 });
+    await insertRuns(getStore(), [
+      running('settle'),
+      running('settle'),
+      newRun({ job: 'settle' }), // queued
+      newRun({ job: 'queue-only' }),
+      newRun({ job: 'queue-only' }),
+      running('settle', 'crm'),
+      newRun({ job: 'done', phase: 'ended', outcome: 'success', endedAt: T0 }),
+    ]);
+    const got = await getStore().activeCounts();
+    expect(
+      Object.fromEntries(got.map((g) => [`${g.app}/${g.job}`, [g.running, g.queued]])),
+    ).toEqual({
+      'billing/queue-only': [0, 2],
+      'billing/settle': [2, 1],
+      'crm/settle': [1, 0],
+    });
+  });
+
   it('recentOutcomes: the newest ended outcomes of each job, newest first, capped per job', async () => {
     const ended = (job: string, outcome: RunRecord['outcome'], app = 'billing') =>
       newRun({ app, job, phase: 'ended', outcome, endedAt: T0 });

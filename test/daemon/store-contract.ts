@@ -7,13 +7,20 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EndPatch, RunRecord, Store } from '../../src/daemon/store/types.js';
+import { hostRunContract } from './store-contract-host.js';
+import { backfillContract } from './store-contract-backfills.js';
+import { deadLetterContract } from './store-contract-dead-letters.js';
+import { freezeContract, idempotencyContract, skipContract } from './store-contract-freezes.js';
 import { notificationContract } from './store-contract-notifications.js';
+import { accessContract } from './store-contract-access.js';
 import { storeViewsContract } from './store-contract-views.js';
 import { insertRuns, newRun, T0 } from './store-fixtures.js';
 
 /** What a contract factory returns. */
 export interface StoreUnderTest {
   store: Store;
+  /** A second store on the same database (another writer: a second scheduler, a replica). */
+  another(): Store;
   cleanup(): Promise<void>;
 }
 
@@ -34,6 +41,65 @@ export function storeContract(name: string, makeStore: () => Promise<StoreUnderT
     afterEach(async () => {
       await store.close();
       await sut.cleanup();
+    });
+
+    it('two writers on one database race for the same fire and the same run key: each is won once', async () => {
+      const other = sut.another();
+      await other.migrate();
+      try {
+        for (let round = 0; round < 10; round++) {
+          // the same scheduled instant, recorded by both writers at once
+          const fire = {
+            app: 'race',
+            job: 'x',
+            scheduleIndex: 0,
+            scheduledTime: T0 + round * 60_000,
+            trigger: 'schedule' as const,
+            phase: 'planned' as const,
+            startedAt: T0 + round * 60_000,
+          };
+          const [a, b] = await Promise.all([
+            store.write([{ kind: 'insert', run: newRun({ ...fire, runKey: `race-${round}` }) }]),
+            other.write([{ kind: 'insert', run: newRun({ ...fire, runKey: `race-${round}` }) }]),
+          ]);
+          expect([a[0]!.kind, b[0]!.kind].sort()).toEqual(['fire-exists', 'recorded']);
+          // one run key, claimed by two manual runs at once: one plans it, the other is a duplicate
+          const key = `race-manual-${round}`;
+          const manual = { app: 'race', job: 'y', trigger: 'manual' as const, scheduleIndex: null };
+          const [c, d] = await Promise.all([
+            store.write([
+              {
+                kind: 'insert',
+                run: newRun({ ...manual, runKey: key, phase: 'planned', startedAt: T0 }),
+              },
+            ]),
+            other.write([
+              {
+                kind: 'insert',
+                run: newRun({ ...manual, runKey: key, phase: 'planned', startedAt: T0 }),
+              },
+            ]),
+          ]);
+          const phases = [c[0], d[0]].map((r) =>
+            r?.kind === 'recorded' ? `${r.run.phase}/${r.run.outcome}` : r?.kind,
+          );
+          expect(phases.sort()).toEqual(['ended/duplicate', 'planned/null']);
+        }
+        // two queued runs of one key started by both writers at once: one starts, one is a duplicate
+        const key = 'race-queued';
+        const [q1, q2] = await insertRuns(store, [
+          newRun({ app: 'race', job: 'z', runKey: key, trigger: 'manual', scheduleIndex: null }),
+          newRun({ app: 'race', job: 'z', runKey: key, trigger: 'manual', scheduleIndex: null }),
+        ]);
+        const [s1, s2] = await Promise.all([
+          store.write([{ kind: 'start', id: q1!.id, startedAt: T0 }]),
+          other.write([{ kind: 'start', id: q2!.id, startedAt: T0 }]),
+        ]);
+        expect([s1[0]!.kind, s2[0]!.kind].sort()).toEqual(['duplicate', 'started']);
+        expect(await store.keyHolder(key)).toMatchObject({ state: 'running' });
+      } finally {
+        await other.close();
+      }
     });
 
     it('migrating again is idempotent and keeps the data', async () => {
@@ -97,6 +163,11 @@ export function storeContract(name: string, makeStore: () => Promise<StoreUnderT
       expect(ids(await store.listRuns({ job: 'x' }))).toEqual(ids([r4!, r3!, r2!, r0!]));
       expect(ids(await store.listRuns({ app: 'a', job: 'x' }))).toEqual(ids([r4!, r3!, r0!]));
       expect(ids(await store.listRuns({ outcome: 'skipped' }))).toEqual(ids([r3!, r1!]));
+      expect(ids(await store.listRuns({ outcomes: ['success', 'skipped'] }))).toEqual(
+        ids([r3!, r1!, r0!]),
+      );
+      expect(ids(await store.listRuns({ app: 'a', outcomes: ['success'] }))).toEqual(ids([r0!]));
+      expect(await store.listRuns({ outcomes: [] })).toEqual([]);
       expect(ids(await store.listRuns({ phase: 'ended' }))).toEqual(ids([r3!, r1!, r0!]));
       expect(ids(await store.listRuns({ phase: 'running' }))).toEqual(ids([r2!]));
       expect(
@@ -147,23 +218,35 @@ export function storeContract(name: string, makeStore: () => Promise<StoreUnderT
       expect(ids(await store.runningRuns())).toHaveLength(2);
     });
 
-    it('start claims the key and runs a queued run; end records and releases', async () => {
+    it('start claims the key of a queued run (planned); its first attempt makes it running; end records and releases', async () => {
       const [a, b] = await insertRuns(store, [newRun({ dueAt: T0 + 7 }), newRun()]);
       const [started, gone, dueB] = await store.write([
         { kind: 'start', id: a!.id, startedAt: T0 + 10 },
         { kind: 'start', id: randomUUID(), startedAt: T0 },
         { kind: 'due', id: b!.id },
       ]);
-      const running = { ...a, phase: 'running', startedAt: T0 + 10, dueAt: null };
-      expect(started).toEqual({ kind: 'started', run: running });
+      const planned = { ...a, phase: 'planned', startedAt: T0 + 10, dueAt: null };
+      expect(started).toEqual({ kind: 'started', run: planned });
       expect(gone).toEqual({ kind: 'gone' });
       expect(dueB).toEqual({ kind: 'ok' });
-      expect(await store.getRun(a!.id)).toEqual(running);
+      expect(await store.getRun(a!.id)).toEqual(planned);
       expect(await store.keyHolder(a!.runKey)).toEqual({ runId: a!.id, state: 'running' });
-      // a second start of a running run does nothing
+      // a second start of a planned run does nothing
       expect(await store.write([{ kind: 'start', id: a!.id, startedAt: T0 + 11 }])).toEqual([
         { kind: 'gone' },
       ]);
+      // attempts: planned → running with the attempt in flight; an older attempt number never
+      // lowers it; a queued run has no attempt to record
+      expect(
+        await store.write([
+          { kind: 'attempt', id: a!.id, attempt: 2 },
+          { kind: 'attempt', id: a!.id, attempt: 1 },
+          { kind: 'attempt', id: b!.id, attempt: 1 },
+        ]),
+      ).toEqual([{ kind: 'ok' }, { kind: 'ok' }, { kind: 'gone' }]);
+      const running = { ...planned, phase: 'running', attempts: 2 };
+      expect(await store.getRun(a!.id)).toEqual(running);
+      expect((await store.runningRuns()).map((r) => r.id)).toEqual([a!.id]);
       const attemptLog = [
         { attempt: 1, startedAt: T0 + 10, durationMs: 5, status: 503, error: 'HTTP 503' },
         { attempt: 2, startedAt: T0 + 1015, durationMs: 4, status: 422, error: 'HTTP 422' },
@@ -480,6 +563,16 @@ export function storeContract(name: string, makeStore: () => Promise<StoreUnderT
 
     storeViewsContract(() => store);
     notificationContract(() => store);
+    accessContract(
+      () => store,
+      () => sut.another(),
+    );
+    hostRunContract(() => store);
+    backfillContract(() => store);
+    deadLetterContract(() => store);
+    freezeContract(() => store);
+    idempotencyContract(() => store);
+    skipContract(() => store);
 
     it('inserts 10,000 runs in one call', async () => {
       const batch = Array.from({ length: 10_000 }, (_, i) => newRun({ job: `job-${i % 100}` }));

@@ -31,6 +31,12 @@ export function newRun(overrides: Partial<NewRun> = {}): NewRun {
     error: null,
     attemptLog: [],
     outputTruncated: false,
+    outputLost: null,
+    host: null,
+    exitCode: null,
+    clockSkewMs: null,
+    latenessMs: null,
+    fencingToken: null,
     ...overrides,
   };
 }

@@ -4,7 +4,7 @@
  * under an advisory lock, a schema from a newer cronix refused, the fence.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { SchemaTooNewError } from '../../src/daemon/store/migrations.js';
+import { SchemaTooNewError } from '../../src/daemon/store/migrations/migration.js';
 import { PG_MIGRATIONS } from '../../src/daemon/store/pg/migrate.js';
 import { FencedError, PostgresStore } from '../../src/daemon/store/postgres.js';
 import { dropSchema, PG_URL, pgQuery, schemaName, withSchema } from '../helpers/pg.js';
@@ -15,6 +15,7 @@ storeContract('postgres (schema per test)', async () => {
   const schema = schemaName('contract');
   return {
     store: PostgresStore.open(withSchema(PG_URL, schema)),
+    another: () => PostgresStore.open(withSchema(PG_URL, schema)),
     cleanup: () => dropSchema(schema),
   };
 });
@@ -42,6 +43,26 @@ describe('PostgresStore', () => {
     for (const s of stores) await s.close();
   });
 
+  it('applies a missing version below the newest one applied (numbers given to branches)', async () => {
+    const store = open();
+    const schema = schemas.at(-1)!;
+    const { migratePg } = await import('../../src/daemon/store/pg/migrate.js');
+    const pg = await import('pg');
+    const client = new pg.default.Client({ connectionString: PG_URL });
+    await client.connect();
+    try {
+      const late = { version: 2, name: 'late', sql: 'CREATE TABLE late_one (a INTEGER);' };
+      const first = [PG_MIGRATIONS[0]!, { version: 9, name: 'early', sql: 'SELECT 1;' }];
+      expect(await migratePg(client, schema, () => 0, first)).toEqual([1, 9]);
+      expect(await migratePg(client, schema, () => 0, [...first, late])).toEqual([2]);
+      expect(await migratePg(client, schema, () => 0, [...first, late])).toEqual([]);
+      await pgQuery(`SELECT a FROM ${schema}.late_one`);
+    } finally {
+      await client.end();
+      await store.close();
+    }
+  });
+
   it('refuses a schema written by a newer cronix, naming both versions', async () => {
     const store = open();
     await store.migrate();
@@ -49,7 +70,7 @@ describe('PostgresStore', () => {
     const again = PostgresStore.open(withSchema(PG_URL, schemas.at(-1)!));
     await expect(again.migrate()).rejects.toThrow(SchemaTooNewError);
     await expect(again.migrate()).rejects.toThrow(
-      `version 99 is newer than this cronix knows (${PG_MIGRATIONS.length})`,
+      `version 99 is newer than this cronix knows (${Math.max(...PG_MIGRATIONS.map((m) => m.version))})`,
     );
     await again.close();
     await store.close();

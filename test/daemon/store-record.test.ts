@@ -28,13 +28,23 @@ const run = (i: number): NewRun => ({
   error: null,
   attemptLog: [],
   outputTruncated: false,
+  outputLost: null,
 });
 
 it('is the run with its seq, nothing more or less', () => {
   for (let i = 0; i < 5; i++) {
     const r = run(i);
-    expect(withSeq(r, i + 1)).toStrictEqual({ ...r, seq: i + 1 });
-    expect(Object.keys(withSeq(r, 1))).toEqual([...Object.keys(r), 'seq']);
+    // host-mode fields (absent on the daemon's own runs) are always there, null: one map for all
+    const host = {
+      host: null,
+      exitCode: null,
+      clockSkewMs: null,
+      latenessMs: null,
+      fencingToken: null,
+      params: undefined, // only runs with parameters carry them; the key is on every record
+    };
+    expect(withSeq(r, i + 1)).toStrictEqual({ ...r, seq: i + 1, ...host });
+    expect(Object.keys(withSeq(r, 1))).toEqual([...Object.keys(r), 'seq', ...Object.keys(host)]);
   }
 });
 

@@ -68,7 +68,21 @@ afterAll(async () => {
   await sink.close();
 });
 
-const call = (path: string, init: RequestInit = {}) => fetch(`${daemon.url}${path}`, init);
+/**
+ * Calls the daemon; every API route needs credentials, so a request that brings none (no
+ * cookie, no Authorization) to a route other than the session gets the bearer token.
+ */
+const call = (path: string, init: RequestInit = {}) => {
+  const headers = new Headers(init.headers);
+  if (
+    path.startsWith('/api/') &&
+    !path.startsWith('/api/v1/session') &&
+    !headers.has('cookie') &&
+    !headers.has('authorization')
+  )
+    headers.set('authorization', `Bearer ${daemon.token}`);
+  return fetch(`${daemon.url}${path}`, { ...init, headers });
+};
 const bearer = () => ({ authorization: `Bearer ${daemon.token}` });
 
 async function login(): Promise<{ cookie: string; csrf: string }> {
@@ -79,7 +93,7 @@ async function login(): Promise<{ cookie: string; csrf: string }> {
   expect(res.status).toBe(200);
   const setCookie = res.headers.get('set-cookie') ?? '';
   expect(setCookie).toMatch(
-    /^cronix_session=v1\.[^;]+; Max-Age=43200; Path=\/; HttpOnly; SameSite=Strict$/,
+    /^cronix_session=v2\.[^;]+; Max-Age=43200; Path=\/; HttpOnly; SameSite=Strict$/,
   );
   const body = (await res.json()) as { authenticated: boolean; csrf_token: string };
   expect(body.authenticated).toBe(true);
@@ -94,7 +108,9 @@ describe('session and CSRF', () => {
     });
     expect(res.status).toBe(401);
     expect(res.headers.get('set-cookie')).toBeNull();
-    expect(await res.json()).toEqual({ error: { code: 'unauthorized', message: 'wrong token' } });
+    expect(await res.json()).toEqual({
+      error: { code: 'unauthorized', message: 'wrong, revoked or expired token' },
+    });
     const bad = await call('/api/v1/session', { method: 'POST', body: '[1' });
     expect(bad.status).toBe(400);
   });
@@ -164,9 +180,10 @@ describe('session and CSRF', () => {
 describe('event stream', () => {
   it('streams run changes and resumes after Last-Event-ID with exactly the missed events', async () => {
     // shop/a is Forbid: let earlier runs end, so this one starts instead of being skipped
+    // (a run holds the job from the moment it is planned, before it is running)
     for (let i = 0; i < 100; i++) {
-      const r = await (await call('/api/v1/runs?app=shop&job=a&phase=running')).json();
-      if (r.runs.length === 0) break;
+      const r = await (await call('/api/v1/runs?app=shop&job=a')).json();
+      if (r.runs.every((x: { phase: string }) => x.phase === 'ended')) break;
       await new Promise((res) => setTimeout(res, 20));
     }
     const first = await call('/api/v1/events?app=shop&job=a');
@@ -216,7 +233,9 @@ describe('event stream', () => {
       listen: '127.0.0.1:0',
       env: { UI_API_SECRET: 'ui-api-secret-0123456789' },
     });
-    const res = await fetch(`${other.url}/api/v1/events`);
+    const res = await fetch(`${other.url}/api/v1/events`, {
+      headers: { authorization: `Bearer ${other.token}` },
+    });
     const reader = res.body!.getReader();
     await reader.read();
     const t0 = Date.now();

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { DaemonEmitter } from '../../src/daemon/events.js';
 import { EventHub } from '../../src/http/events.js';
-import { isSensitiveName, redactHeaders, redactUrl } from '../../src/http/redact.js';
+import { headerShown, redactHeaders, redactUrl } from '../../src/http/redact.js';
 import { Sessions, SESSION_SECONDS } from '../../src/http/session.js';
 import { newRun } from './store-fixtures.js';
 
@@ -67,19 +67,51 @@ describe('EventHub', () => {
   });
 });
 
-describe('redaction', () => {
-  it('hides credential-like header values and URL parts', () => {
-    expect(redactHeaders({ 'X-Team': 'ops', Authorization: 'Bearer x', 'x-api-key': 'k' })).toEqual(
-      {
-        Authorization: '(hidden)',
-        'X-Team': 'ops',
-        'x-api-key': '(hidden)',
-      },
+describe('redaction (an allowlist: values are hidden unless their name describes the request)', () => {
+  it('header values are shown only for allowlisted names; secret headers always hidden', () => {
+    expect(
+      redactHeaders(
+        {
+          'X-Team': 'ops',
+          Authorization: 'Bearer x',
+          'x-api-key': 'k',
+          'X-Upstream-Key': 'u',
+          'X-Auth-Key': 'a',
+          'X-Access-Key': 'b',
+          'X-Private-Key': 'c',
+          'Ocp-Apim-Subscription-Key': 'd',
+          'X-Auth': 'e',
+          'Content-Type': 'application/json',
+          accept: 'text/plain',
+          'User-Agent': 'cron/1',
+        },
+        { 'X-From-Vault': 'env:VAULT', 'User-Agent': 'env:UA' },
+      ),
+    ).toEqual({
+      Authorization: '(hidden)',
+      'Content-Type': 'application/json',
+      'Ocp-Apim-Subscription-Key': '(hidden)',
+      'User-Agent': '(hidden)', // from a secret: hidden whatever its name
+      'X-Access-Key': '(hidden)',
+      'X-Auth': '(hidden)',
+      'X-Auth-Key': '(hidden)',
+      'X-From-Vault': '(hidden)',
+      'X-Private-Key': '(hidden)',
+      'X-Team': '(hidden)',
+      'X-Upstream-Key': '(hidden)',
+      accept: 'text/plain',
+      'x-api-key': '(hidden)',
+    });
+    expect(headerShown('CONTENT-TYPE')).toBe(true);
+    expect(headerShown('Cookie')).toBe(false);
+    expect(redactHeaders({ constructor: 'x' })).toEqual({ constructor: '(hidden)' });
+  });
+
+  it('query values are shown only for allowlisted names; user info and fragment hidden', () => {
+    expect(redactUrl('https://u:p@h.example/x?token=1&page=2&key=k&auth=a&Limit=5#frag')).toBe(
+      'https://hidden:hidden@h.example/x?token=hidden&page=2&key=hidden&auth=hidden&Limit=5#hidden',
     );
-    expect(redactUrl('https://u:p@h.example/x?token=1&page=2')).toBe(
-      'https://u:hidden@h.example/x?token=hidden&page=2',
-    );
-    expect(isSensitiveName('Cookie')).toBe(true);
-    expect(isSensitiveName('X-Request-Source')).toBe(false);
+    expect(redactUrl('https://h.example/plain')).toBe('https://h.example/plain');
+    expect(redactUrl('not a url')).toBe('(hidden)');
   });
 });

@@ -3,11 +3,11 @@
  * talks to it over HTTP: manifest, a signed trigger (200) and tampered ones (401).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sign } from '../../src/contract/signature.js';
+import { freePort } from '../helpers/common.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SECRET = 'example-app-test-secret';
@@ -15,18 +15,6 @@ const SECRET = 'example-app-test-secret';
 let child: ChildProcess;
 let base: string;
 const output: string[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function waitForListening(proc: ChildProcess, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -303,6 +303,32 @@ describe('runFire', () => {
     expect(t.sent).toHaveLength(0);
   });
 
+  it("an app's X-Cron-Run-Once: duplicate on a 2xx ends the fire duplicate; the key is recorded done", async () => {
+    const answered = (status: number, runOnce: string) =>
+      ({ kind: 'response', status, bodyExcerpt: '{}', runOnce }) as const;
+    for (const [answer, outcome, terminal] of [
+      [answered(200, 'duplicate'), 'duplicate', 'duplicate-suppressed'],
+      [answered(200, 'executed'), 'success', 'success'],
+      // the header means nothing on a refusal: a stale fence is the app's 409
+      [answered(409, 'duplicate'), 'app-rejected', 'app-rejected'],
+    ] as const) {
+      const clock = new FakeClock();
+      const t = scripted(clock, [answer]);
+      const events: FireEvent[] = [];
+      const recorded: string[] = [];
+      const r = await runFire(input(), {
+        transport: t,
+        clock,
+        onEvent: (e) => events.push(e),
+        record: (e) => void recorded.push(e.outcome),
+      });
+      expect(r).toMatchObject({ outcome, attempts: 1, lastStatus: answer.status });
+      expect(events.filter((e) => e.terminal).map((e) => e.event)).toEqual([terminal]);
+      // "record before release": whoever takes the key next must see it done, not retry it
+      expect(recorded).toEqual([outcome === 'app-rejected' ? 'app-rejected' : 'success']);
+    }
+  });
+
   it('an abort during the backoff stops the fire', async () => {
     const clock = new FakeClock();
     const controller = new AbortController();

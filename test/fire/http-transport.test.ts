@@ -354,6 +354,7 @@ describe('connections', () => {
       const rest = [4, 5, 6].map((i) => t.send(req(`/b${i}`), OPTS));
       await sink.waitForRequests(2);
       expect(t.backlog?.()).toBe(5);
+      expect(t.inFlight?.()).toBe(7); // two on the wire, five waiting
       await expect(late).resolves.toEqual({ kind: 'timeout' });
       waiting.abort();
       await expect(cancelled).resolves.toEqual({ kind: 'aborted' });
@@ -369,6 +370,7 @@ describe('connections', () => {
       ]);
       expect(sink.requests.map((r) => r.url)).toEqual(['/b0', '/b1', '/b4', '/b5', '/b6']);
       expect(t.backlog?.()).toBe(0);
+      expect(t.inFlight?.()).toBe(0);
     } finally {
       await t.close?.();
     }

@@ -4,8 +4,13 @@ import { fileURLToPath } from 'node:url';
 
 /** Repository root. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-/** The built CLI entry (`npm test` builds before running the suite). */
-export const CLI = fileURLToPath(new URL('../../dist/bin/cronix.mjs', import.meta.url));
+/**
+ * The built CLI entry (`npm test` builds before running the suite); `CRONIX_TEST_CLI` points
+ * the tests at another build (an older commit, to show a test fails there).
+ */
+export const CLI =
+  process.env['CRONIX_TEST_CLI'] ??
+  fileURLToPath(new URL('../../dist/bin/cronix.mjs', import.meta.url));
 
 export interface CliResult {
   status: number | null;

@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import { CLI } from './cli.js';
 
 /** The CLI under test. */
@@ -16,11 +17,17 @@ export const SERVE_CLI = process.env['CRONIX_TEST_CLI'] ?? CLI;
 /** A secret long enough for `serve` (16 bytes or more). */
 export const TEST_SECRET = 'proc-secret-0123456789';
 
-/** Every daemon spawned by this test process, killed if the tests end without killing them. */
+/**
+ * Every daemon spawned by this test process, killed if the tests end without killing them: at
+ * the end of the test file (a test that fails half-way leaves its daemon running otherwise —
+ * a worker that is torn down gets no 'exit' event), and at exit.
+ */
 const children = new Set<ChildProcess>();
-process.once('exit', () => {
+const killAll = (): void => {
   for (const c of children) c.kill('SIGKILL');
-});
+};
+process.once('exit', killAll);
+afterAll(killAll);
 
 /** A running (or exited) `cronix serve`. */
 export interface Served {
@@ -45,17 +52,29 @@ export interface SpawnOptions {
   waitListening?: boolean;
   /** Data dir; default `<dir>/data`. */
   dataDir?: string;
+  /** Token file to read the token from (with `--token-file` in `args`); default the data dir's. */
+  tokenFile?: string;
+  /** A command that runs the daemon (`['strace', '-f', …]`); default none. */
+  wrap?: string[];
+  /** The manifests it fires; default `[<dir>/manifest.json]` (`[]`: only `--watch` ones). */
+  manifests?: string[];
 }
 
-/** Spawns `cronix serve <dir>/manifest.json` on `port`. */
-export async function spawnServe(dir: string, port: number, o: SpawnOptions = {}): Promise<Served> {
+/**
+ * Spawns `cronix serve <dir>/manifest.json`. With `port` 0 (the default) the daemon binds a port
+ * of the OS's choosing and the URL is read from its `listening` line: no window in which another
+ * process can take a port chosen ahead.
+ */
+export async function spawnServe(dir: string, port = 0, o: SpawnOptions = {}): Promise<Served> {
   const dataDir = o.dataDir ?? join(dir, 'data');
+  const wrap = o.wrap ?? [];
   const child = spawn(
-    process.execPath,
+    wrap[0] ?? process.execPath,
     [
+      ...(wrap.length > 0 ? [...wrap.slice(1), process.execPath] : []),
       SERVE_CLI,
       'serve',
-      join(dir, 'manifest.json'),
+      ...(o.manifests ?? [join(dir, 'manifest.json')]),
       '--data-dir',
       dataDir,
       '--listen',
@@ -88,13 +107,21 @@ export async function spawnServe(dir: string, port: number, o: SpawnOptions = {}
   if (o.waitListening === false) return served;
   let gone = false;
   void exited.then(() => (gone = true));
-  for (let i = 0; i < 400 && !out.includes('"event":"listening"') && !gone; i++)
+  // a JSON line, or a pretty one (`--log-format pretty`)
+  const listening = (): boolean =>
+    out.includes('"event":"listening"') || out.includes(' event=listening ');
+  for (let i = 0; i < 400 && !listening() && !gone; i++)
     await new Promise((r) => setTimeout(r, 25));
-  if (!out.includes('"event":"listening"')) {
+  if (!listening()) {
     child.kill('SIGKILL');
     throw new Error(`daemon did not start: ${out}`);
   }
-  served.token = readFileSync(join(dataDir, 'token'), 'utf8').trim();
+  const url = /"url":"(http:\/\/[^"]+)"/.exec(out)?.[1];
+  if (url !== undefined) {
+    served.url = url;
+    served.port = Number(new URL(url).port);
+  }
+  served.token = readFileSync(o.tokenFile ?? join(dataDir, 'token'), 'utf8').trim();
   return served;
 }
 
@@ -139,20 +166,7 @@ export function writeManifest(dir: string, app: string, jobs: Record<string, unk
   );
 }
 
-/** Waits until `check` returns a value other than undefined, polling every 50 ms. */
-export async function until<T>(
-  check: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 10_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+export { until } from './common.js';
 
 /** Most requests in flight at once, from the sink's arrival and close/end times. */
 export function maxOverlap(

@@ -41,21 +41,23 @@ export function normalizedJob(app: string, raw: Record<string, unknown>): Job {
   return r.manifest.jobs[0] as Job;
 }
 
-/** Writes `<specDir>/<app>.<job>.json` as `cronix apply` does. */
+/** Writes `<specDir>/<app>.<job>.json` as `cronix apply` does (`extra`: more top-level keys). */
 export function writeSpec(
   specDir: string,
   app: string,
   job: Job | Record<string, unknown>,
-  extra: { schedule_index?: number; secret_refs?: string[] } = {},
+  extra: { schedule_index?: number; secret_refs?: string[]; [key: string]: unknown } = {},
 ): string {
   const path = join(specDir, `${app}.${(job as { name: string }).name}.json`);
+  const { schedule_index, secret_refs, ...more } = extra;
   writeFileSync(
     path,
     JSON.stringify({
       app,
-      schedule_index: extra.schedule_index ?? 0,
-      secret_refs: extra.secret_refs ?? ['env:CRON_SECRET'],
+      schedule_index: schedule_index ?? 0,
+      secret_refs: secret_refs ?? ['env:CRON_SECRET'],
       job,
+      ...more,
     }),
     { mode: 0o640 },
   );

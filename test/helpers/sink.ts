@@ -7,7 +7,7 @@
  */
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 /** Answer with a status (after `delayMs`), optional body and headers. */
 export interface RespondAction {
@@ -123,18 +123,10 @@ export function sequence(steps: readonly (number | SinkAction)[]): SinkScript {
   };
 }
 
-/** A port on 127.0.0.1 that nothing listens on: bound by the OS, then released. */
-export async function freePort(): Promise<number> {
-  const server = createTcpServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
+export { freePort } from './common.js';
 
-/** Starts a sink on 127.0.0.1 with an OS-chosen port. */
-export async function startSink(script: SinkScript = OK): Promise<Sink> {
+/** Starts a sink on 127.0.0.1, on `port` (default 0: an OS-chosen port). */
+export async function startSink(script: SinkScript = OK, listenPort = 0): Promise<Sink> {
   let current = script;
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
@@ -193,7 +185,7 @@ export async function startSink(script: SinkScript = OK): Promise<Sink> {
   });
   server.on('clientError', (_err, socket) => socket.destroy());
 
-  server.listen(0, '127.0.0.1');
+  server.listen(listenPort, '127.0.0.1');
   await once(server, 'listening');
   const port = (server.address() as AddressInfo).port;
 

@@ -1,16 +1,11 @@
 /** Shared helpers of the lock tests: temp dirs, child processes, real Redis servers. */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Redis } from 'ioredis';
 
-/** A fresh temp dir under the OS temp dir. */
-export function tempDir(tag: string): string {
-  return mkdtempSync(path.join(tmpdir(), `cronix-${tag}-`));
-}
+import { freePort, SHARED_REDIS_URL } from '../helpers/common.js';
+
+export { freePort, tempDir } from '../helpers/common.js';
 
 /** A random key prefix isolating one test file in a shared Redis. */
 export function randomPrefix(): string {
@@ -62,19 +57,6 @@ export function exited(child: ChildProcessWithoutNullStreams): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
-/** A TCP port that was free a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** A `redis-server` child process of our own. */
 export interface RedisServer {
   port: number;
@@ -113,7 +95,7 @@ export async function startRedisServer(
  * one on 6379 if it answers, else a `redis-server` started for this file.
  */
 export async function sharedRedis(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const url = process.env['CRONIX_TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+  const url = SHARED_REDIS_URL;
   const probe = new Redis(url, {
     lazyConnect: true,
     retryStrategy: () => null,

@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockConfigError, RedisBackend } from '../../src/locks/index.js';
 import { HOLDER_A, HOLDER_B, mustAcquire } from './contract.js';
 import { type RedisServer, randomPrefix, startRedisServer } from './helpers.js';
+import { sleep } from '../helpers/common.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let server: RedisServer;
 
 beforeAll(async () => {

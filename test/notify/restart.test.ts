@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { api, spawnServe, TEST_SECRET, until, type Served } from '../helpers/serve.js';
-import { freePort, startSink, type Sink } from '../helpers/sink.js';
+import { startSink, type Sink } from '../helpers/sink.js';
 
 let app: Sink;
 let hook: Sink;
@@ -56,8 +56,7 @@ it('undelivered notifications survive SIGKILL and are delivered once by the next
     CRON_SECRET: TEST_SECRET,
     HOOK_SECRET: 'hook-secret-0123456789',
   };
-  const port = await freePort();
-  let daemon: Served = await spawnServe(dir, port, { env });
+  let daemon: Served = await spawnServe(dir, 0, { env });
   const trig = await api(daemon, 'POST', '/api/v1/jobs/crashy/nightly/trigger');
   expect(trig.status).toBe(202);
   // the receiver refused the first attempt: the notification is pending, then the daemon dies
@@ -73,7 +72,7 @@ it('undelivered notifications survive SIGKILL and are delivered once by the next
   const before = hook.requests.length;
 
   accepting = true;
-  daemon = await spawnServe(dir, port, { env });
+  daemon = await spawnServe(dir, 0, { env });
   try {
     const delivered = await until(
       async () => {

@@ -194,6 +194,34 @@ describe('aws-scheduler backend against a recording Scheduler endpoint', () => {
     expect(fake.schedules().get('cronix-billing-settle-0')?.Target.Arn).toBe(`${TARGET}-v2`);
   });
 
+  it('--report-to goes into the target input (SPEC §15); other report flags are a modification', async () => {
+    const reporting = backendFor(fake, { report: { url: 'https://watch.example.com' } });
+    await reconcileWith(reporting, billing);
+    const input = JSON.parse(
+      String(fake.schedules().get('cronix-billing-settle-0')?.Target.Input),
+    ) as { args: string[] };
+    expect(input.args).toEqual([
+      'trigger',
+      'billing.settle',
+      '--fire-time',
+      '<aws.scheduler.scheduled-time>',
+      '--report-to',
+      'https://watch.example.com',
+    ]);
+    expect((await reporting.list('billing')).map((e) => e.modified)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    const p = await reconcileWith(backend, billing); // without --report-to
+    expect(p.updates.map((u) => u.reason)).toEqual(
+      Array(3).fill('target input differs from the current flags (--report-to)'),
+    );
+    expect(fake.schedules().get('cronix-billing-settle-0')?.Target.Input).not.toContain(
+      '--report-to',
+    );
+  });
+
   it('uses --aws-schedule-group for every call', async () => {
     const grouped = backendFor(fake, { awsScheduleGroup: 'cronix' });
     await reconcileWith(grouped, billing);
@@ -216,7 +244,7 @@ describe('aws-scheduler backend against a recording Scheduler endpoint', () => {
         { name: 'script', command: { argv: ['/usr/local/bin/backup'] } },
       ]),
     );
-    const reasons = Object.fromEntries(entries.map((e) => [e.job, backend.refuse(e)]));
+    const reasons = Object.fromEntries(entries.map((e) => [e.job, backend.refuse(e).join('; ')]));
     expect(reasons['either']).toMatch(/cannot state OR/);
     expect(reasons['queue']).toMatch(/Enqueue.*cronix serve/);
     expect(reasons['parallel']).toMatch(/max_concurrent 4/);
@@ -230,7 +258,7 @@ describe('aws-scheduler backend against a recording Scheduler endpoint', () => {
       /is 67 characters; EventBridge Scheduler allows 64.*at most 54 characters together/,
     );
     const plain = desiredEntries(contractManifest('billing', [{ name: 'ok' }]))[0];
-    expect(backend.refuse(plain!)).toBeNull();
+    expect(backend.refuse(plain!)).toEqual([]);
   });
 
   it('missing target flags: list works, apply with writes is a usage error naming the flag', async () => {
@@ -238,7 +266,7 @@ describe('aws-scheduler backend against a recording Scheduler endpoint', () => {
     const bare = backendFor(fake, { awsTargetArn: undefined, awsRoleArn: undefined });
     expect(await bare.list('billing')).toHaveLength(3); // list / show / prune need no target
     const plain = desiredEntries(contractManifest('billing', [{ name: 'ok' }]));
-    expect(bare.refuse(plain[0]!)).toBeNull();
+    expect(bare.refuse(plain[0]!)).toEqual([]);
     const err = await bare
       .apply({ deletes: [], updates: [], creates: plain })
       .catch((e: unknown) => e);

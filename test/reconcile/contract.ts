@@ -17,6 +17,7 @@ import { parseManifest, type Manifest } from '../../src/contract/manifest/index.
 import type { Backend, ChangeSet, OwnedEntry } from '../../src/reconcile/backend.js';
 import { desiredEntries } from '../../src/reconcile/desired.js';
 import { changeSetOf, plan, type Plan } from '../../src/reconcile/plan.js';
+import { sleep } from '../helpers/common.js';
 
 /** A fresh backend over a target seeded with foreign entries, plus probes of the raw target. */
 export interface BackendFixture {
@@ -94,8 +95,6 @@ export async function reconcileWith(backend: Backend, manifest: Manifest): Promi
 
 const summary = (entries: OwnedEntry[]): string[] =>
   entries.map((e) => `${e.id} ${e.app} ${e.job} ${e.scheduleIndex} ${e.hash}`).sort();
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Registers the contract suite for one backend. `makeFixture` is called before every test and
@@ -248,7 +247,7 @@ export function backendContract(
       const manifest = m('billing', [{ name: 'settle', policy: { concurrency: 'Enqueue' } }]);
       const [entry] = desiredEntries(manifest);
       expect(entry).toBeDefined();
-      expect(fx.backend.refuse(entry!)).toMatch(/Enqueue/);
+      expect(fx.backend.refuse(entry!).join('; ')).toMatch(/Enqueue/);
       const p = plan(desiredEntries(manifest), await fx.backend.list('billing'), fx.backend);
       expect(p.refusals.map((r) => r.id)).toEqual(['cronix-billing-settle-0']);
       expect(await fx.raw()).toBe(before);
@@ -285,11 +284,12 @@ export function backendContract(
           'cronix-billing-settle-0',
           'cronix-billing-tick-0',
         ]);
-        const reason = (id: string): string => p.refusals.find((r) => r.id === id)?.reason ?? '';
+        const reason = (id: string): string =>
+          p.refusals.find((r) => r.id === id)?.reasons.join('; ') ?? '';
         for (const [id, job, schedule] of [
-          ['cronix-billing-tick-0', 'billing.tick', '"*/10 * * * * *"'],
-          ['cronix-billing-pulse-0', 'billing.pulse', '"@every 5s"'],
-          ['cronix-billing-settle-0', 'billing.settle', '"30 0 9 * * MON-FRI"'],
+          ['cronix-billing-tick-0', 'billing/tick', '"*/10 * * * * *"'],
+          ['cronix-billing-pulse-0', 'billing/pulse', '"@every 5s"'],
+          ['cronix-billing-settle-0', 'billing/settle', '"30 0 9 * * MON-FRI"'],
         ] as const) {
           expect(reason(id)).toContain(`job ${job}`);
           expect(reason(id)).toContain(schedule);

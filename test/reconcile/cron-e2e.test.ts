@@ -7,46 +7,21 @@
  * that one), and removes its cron.d file however it ends. Needs root: cron only reads
  * root-owned /etc/cron.d files.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import {
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verify } from '../../src/contract/signature.js';
 import { detectHostZone } from '../../src/reconcile/backends/crontab.js';
 import { CLI } from '../helpers/cli.js';
 import { startSink, type Sink } from '../helpers/sink.js';
 import { cronixAsync } from './cli-helpers.js';
+import { CRON, holdCron, type CronHold } from '../helpers/cron-daemon.js';
 import { cronSkipReason } from './cron-skip.js';
 
-const CRON = ['/usr/sbin/cron', '/usr/bin/cron'].find((p) => existsSync(p));
 const isRoot = process.geteuid?.() === 0;
 const inCi = process.env['CI'] === 'true';
-
-/** Pids of running processes named `cron`. */
-function cronPids(): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      // "<pid> (<comm>) <state> …": a zombie (Z) is not a running daemon
-      if (/^\d+ \(cron\) [^Z]/.test(stat)) pids.push(Number(name));
-    } catch {
-      // process gone
-    }
-  }
-  return pids;
-}
 
 const runnable = CRON !== undefined && isRoot;
 if (!runnable && inCi) {
@@ -72,23 +47,23 @@ if (skipReason !== null && !inCi) {
 
 describe.skipIf(!runnable)('real cron daemon end to end', () => {
   const cronFile = `/etc/cron.d/cronixe2e${randomBytes(4).toString('hex')}`;
-  let started: ChildProcess | undefined;
+  let cron: CronHold | undefined;
   let sink: Sink | undefined;
   let root: string | undefined;
 
   afterAll(async () => {
     rmSync(cronFile, { force: true });
-    if (started?.pid !== undefined && started.exitCode === null) started.kill('SIGTERM');
+    await cron?.release();
     await sink?.close();
     if (root) rmSync(root, { recursive: true, force: true });
   });
 
+  // the machine's one cron daemon: waiting for the other cron test to finish is not this test's time
+  beforeAll(async () => {
+    cron = await holdCron(); // no other test starts or stops the cron daemon meanwhile
+  }, 600_000);
+
   it('cron runs the installed job and the sink receives a correctly signed request within 75 s', async () => {
-    if (cronPids().length === 0) {
-      started = spawn(CRON as string, ['-f'], { stdio: 'ignore' });
-      await new Promise((r) => setTimeout(r, 300));
-      expect(started.exitCode, 'cron -f exited at once').toBeNull();
-    }
     sink = await startSink();
     root = mkdtempSync(join(tmpdir(), 'cronix-e2e-'));
     const secretFile = join(root, 'secret');

@@ -200,7 +200,9 @@ describe('crontab fidelity refusals', () => {
     const backend = createCrontabBackend(
       testOptions({ crontabPath: '/tmp/none/cronix', cronTimezone: hostZone }),
     );
-    return desiredEntries(contractManifest('billing', jobs, tz)).map((e) => backend.refuse(e));
+    return desiredEntries(contractManifest('billing', jobs, tz)).map(
+      (e) => backend.refuse(e).join('; ') || null,
+    );
   };
 
   it('refuses a zone other than the cron daemon’s, naming systemd and cronix serve', () => {

@@ -75,7 +75,7 @@ describe('rendered objects', () => {
   it.each(variants)(
     '%s: valid CronJob and ConfigMap per the Kubernetes OpenAPI schema',
     (_, entry) => {
-      expect(refuseKubernetes(entry, FLAGS, NOW)).toBeNull();
+      expect(refuseKubernetes(entry, FLAGS, NOW)).toEqual([]);
       const { cronJob, configMap } = renderEntry(entry, FLAGS);
       expect(() =>
         new CronJob(cronJob as ConstructorParameters<typeof CronJob>[0]).validate(),
@@ -209,7 +209,7 @@ describe('rendered objects', () => {
         },
       ]),
     );
-    expect(refuseKubernetes(cmd!, FLAGS, NOW)).toBeNull();
+    expect(refuseKubernetes(cmd!, FLAGS, NOW)).toEqual([]);
     const job = renderEntry(cmd!, FLAGS).cronJob.spec?.jobTemplate.spec;
     expect(job?.template.spec?.containers[0]?.env).toEqual([
       { name: 'CRONIX_HOST_ID', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
@@ -228,7 +228,7 @@ describe('rendered objects', () => {
         { name: 'backup', command: { argv: ['/x'], env_from_secrets: { P: 'file:/run/pw' } } },
       ]),
     );
-    expect(refuseKubernetes(fileRef!, FLAGS, NOW)).toMatch(
+    expect(refuseKubernetes(fileRef!, FLAGS, NOW).join('; ')).toMatch(
       /secret ref "file:\/run\/pw": the pod has no such file/,
     );
   });
@@ -282,6 +282,25 @@ describe('render-only YAML', () => {
     ]);
   });
 
+  it('with --report-to: the spec the shim loads names the server and secret, the command says --report-to', async () => {
+    const report = { url: 'https://watch.example.com', secretRefs: ['env:REPORT_SECRET'] };
+    const text = renderYaml(entries.slice(0, 1), { ...FLAGS, report });
+    const [cm, cj] = parseAllDocuments(text).map((d) => d.toJSON() as Record<string, any>); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const name = Object.keys(cm!['data'])[0]!;
+    const dir = mkdtempSync(join(tmpdir(), 'cronix-k8s-report-'));
+    writeFileSync(join(dir, name), cm!['data'][name]);
+    const spec = await loadSpec(dir, name.replace(/\.json$/, ''));
+    expect(spec).toMatchObject({
+      reportTo: report.url,
+      reportSecretRefs: report.secretRefs,
+      reportProblem: null,
+    });
+    const container = cj!['spec'].jobTemplate.spec.template.spec.containers[0];
+    expect(container.command.slice(-2)).toEqual(['--report-to', report.url]);
+    expect(container.env.map((e: { name: string }) => e.name)).toContain('REPORT_SECRET');
+    expect(new CronJob(cj).validate()).toBeUndefined();
+  });
+
   it('is stable: same text for the same entries in any order, keys in a fixed order', () => {
     const text = renderYaml(entries, FLAGS);
     expect(renderYaml([...entries].reverse(), FLAGS)).toBe(text);
@@ -327,6 +346,12 @@ describe('refusals', () => {
       one({ policy: { jitter: { random_seconds: 30 } } }),
       {},
       /jitter needs cronix serve/,
+    ],
+    [
+      'a rate limit',
+      one({ policy: { rate: { key: 'api', per_second: 5 } } }),
+      {},
+      /policy.rate needs cronix serve: the trigger shim keeps no rate budget/,
     ],
     [
       'a 53-character name',
@@ -385,33 +410,31 @@ describe('refusals', () => {
       /repeats on 2026-11-01/,
     ],
   ])('refuses %s', (_, entry, flags, reason) => {
-    expect(refuseKubernetes(entry, { ...FLAGS, ...flags }, NOW)).toMatch(reason);
+    expect(refuseKubernetes(entry, { ...FLAGS, ...flags }, NOW).join('; ')).toMatch(reason);
   });
 
   it('lists every reason at once', () => {
     const entry = one({ schedule: '@every 90m', policy: { concurrency: 'Enqueue' } });
-    expect(refuseKubernetes(entry, { ...FLAGS, image: undefined }, NOW)?.split('; ')).toHaveLength(
-      3,
-    );
+    expect(refuseKubernetes(entry, { ...FLAGS, image: undefined }, NOW)).toHaveLength(3);
   });
 
   it('accepts a 52-character name and what a CronJob can express', () => {
     const entry = one({ name: 'b'.repeat(52 - 'cronix-'.length - long.length - 3) }, long);
     expect(entry.id).toHaveLength(52);
-    expect(refuseKubernetes(entry, FLAGS, NOW)).toBeNull();
+    expect(refuseKubernetes(entry, FLAGS, NOW)).toEqual([]);
     expect(
       refuseKubernetes(
         one({ policy: { concurrency: 'Allow', max_concurrent: undefined } }),
         FLAGS,
         NOW,
       ),
-    ).toBeNull();
+    ).toEqual([]);
     expect(
       refuseKubernetes(
         one({ auth: { secret_refs: ['raw:literal'] } }),
         { ...FLAGS, secret: undefined },
         NOW,
       ),
-    ).toBeNull();
+    ).toEqual([]);
   });
 });

@@ -24,6 +24,7 @@ import { desiredEntries } from '../../src/reconcile/desired.js';
 import { changeSetOf, plan } from '../../src/reconcile/plan.js';
 import { FakeKube, foreignCronJob, type KubeObject } from '../helpers/fake-kube.js';
 import { contractManifest, reconcileWith } from './contract.js';
+import { freePort } from '../helpers/common.js';
 
 const NS = 'jobs';
 const FLAGS = {
@@ -322,10 +323,67 @@ function markerOf(app: string, job: string): Record<string, string> {
   };
 }
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
+describe('reports (SPEC §15): --report-to and --report-secret-ref', () => {
+  const REPORT = {
+    url: 'https://watch.example.com/cronix',
+    secretRefs: ['env:CRONIX_REPORT_SECRET'],
+  };
+  type Container = { command: string[]; env: { name: string; valueFrom?: unknown }[] };
+  const containerOf = (cj: KubeObject): Container =>
+    (
+      cj['spec'] as {
+        jobTemplate: { spec: { template: { spec: { containers: Container[] } } } };
+      }
+    ).jobTemplate.spec.template.spec.containers[0]!;
+
+  it('the spec ConfigMap records both, the CronJob runs the shim with --report-to and the secret as env', async () => {
+    const reporting = createKubernetesBackend(
+      { ...FLAGS, kubeconfig, report: REPORT },
+      { now: NOW },
+    );
+    await reconcileWith(reporting, billing());
+    // what went over the wire, through the real client library
+    const cm = fake.requests.find((r) => r.method === 'POST' && r.path === CM)?.body as KubeObject;
+    const spec = JSON.parse(
+      (cm['data'] as Record<string, string>)['billing.settle.json']!,
+    ) as Record<string, unknown>;
+    expect(spec).toMatchObject({
+      report_to: REPORT.url,
+      report_secret_refs: REPORT.secretRefs,
+    });
+    const cj = fake.requests.find((r) => r.method === 'POST' && r.path === CJ)?.body as KubeObject;
+    const container = containerOf(cj);
+    expect(container.command.slice(-2)).toEqual(['--report-to', REPORT.url]);
+    expect(container.env).toContainEqual({
+      name: 'CRONIX_REPORT_SECRET',
+      valueFrom: {
+        secretKeyRef: { name: FLAGS.k8sSecret, key: 'CRONIX_REPORT_SECRET', optional: true },
+      },
+    });
+    // unchanged flags: nothing to do; other report flags: modified and rewritten
+    expect((await reporting.list('billing'))[0]?.modified).toBeUndefined();
+    expect((await backend.list('billing'))[0]?.modified).toBe('spec ConfigMap data differs');
+    const moved = createKubernetesBackend(
+      { ...FLAGS, kubeconfig, report: { ...REPORT, url: 'https://other.example.com' } },
+      { now: NOW },
+    );
+    expect((await moved.list('billing'))[0]?.modified).toBe('spec ConfigMap data differs');
+    fake.requests.length = 0;
+    await reconcileWith(backend, billing()); // without --report-to: both objects lose it
+    expect(fake.writes().map((r) => `${r.method} ${r.path}`)).toEqual([
+      `PUT ${CM}/cronix-billing-settle-0`,
+      `PUT ${CJ}/cronix-billing-settle-0`,
+    ]);
+    const live = fake.get('cronjobs', NS, 'cronix-billing-settle-0') as KubeObject;
+    expect(containerOf(live).command).not.toContain('--report-to');
+  });
+
+  it('a file: report secret ref is refused (the pod has no such file)', () => {
+    const reporting = createKubernetesBackend(
+      { ...FLAGS, kubeconfig, report: { ...REPORT, secretRefs: ['file:/etc/cronix/report'] } },
+      { now: NOW },
+    );
+    const [entry] = desiredEntries(billing());
+    expect(reporting.refuse(entry!).join('; ')).toMatch(/file:\/etc\/cronix\/report.*env:NAME/);
+  });
+});

@@ -33,9 +33,10 @@ export function memoryBackend(foreign: MemoryObject[] = []): MemoryBackend {
     objects,
     calls,
     refusing: new Map(),
-    refuse(entry: DesiredEntry): string | null {
-      if (entry.spec.policy.concurrency === 'Enqueue') return 'Enqueue needs cronix serve';
-      return backend.refusing.get(entry.id) ?? null;
+    refuse(entry: DesiredEntry): string[] {
+      if (entry.spec.policy.concurrency === 'Enqueue') return ['Enqueue needs cronix serve'];
+      const reason = backend.refusing.get(entry.id);
+      return reason === undefined ? [] : [reason];
     },
     async list(app?: string): Promise<OwnedEntry[]> {
       const out: OwnedEntry[] = [];

@@ -61,7 +61,7 @@ describe('desiredEntries', () => {
 });
 
 describe('plan', () => {
-  const backend = { name: 'crontab' as const, refuse: () => null };
+  const backend = { name: 'crontab' as const, refuse: (): string[] => [] };
   const desired = desiredEntries(m('billing', [{ name: 'a' }, { name: 'b' }, { name: 'c' }]));
   const hashOf = (job: string): string => desired.find((d) => d.job === job)!.hash;
 
@@ -126,15 +126,18 @@ describe('plan', () => {
     manifest.jobs[1]!.auth.secret_refs = [];
     const p = plan(desiredEntries(manifest), [], {
       name: 'crontab',
-      refuse: (e) => (e.job === 'a' ? 'no can do' : null),
+      refuse: (e) => (e.job === 'a' ? ['no can do', 'nor this'] : []),
     });
     expect(p.refusals).toEqual([
-      { id: 'cronix-billing-a-0', reason: 'no can do' },
+      { id: 'cronix-billing-a-0', schedule: '*/10 * * * *', reasons: ['no can do', 'nor this'] },
       {
         id: 'cronix-billing-b-0',
-        reason: expect.stringMatching(/no auth.secret_refs.*--secret-ref/),
+        schedule: '*/10 * * * *',
+        reasons: [expect.stringMatching(/no auth.secret_refs.*--secret-ref/)],
       },
     ]);
+    // a refused entry is in none of the other lists
+    expect(p.creates).toEqual([]);
   });
 
   it('needs exactly one app', () => {

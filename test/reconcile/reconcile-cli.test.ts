@@ -32,6 +32,7 @@ describe('cronix plan / apply / drift', () => {
       'refusals',
       'summary',
       'target',
+      'trigger_command',
       'spec_files',
       'changed',
       'applied',
@@ -71,7 +72,7 @@ describe('cronix plan / apply / drift', () => {
       [],
     );
     expect(again.stderr).toMatch(
-      /^warning: job billing\.settle: secret ref env:CRON_SECRET reads \$CRON_SECRET, but cron starts commands with an almost empty environment, so it will be unset and every fire exits 3; use a file: ref/m,
+      /^warning: job billing\/settle: secret ref env:CRON_SECRET reads \$CRON_SECRET, but cron starts commands with an almost empty environment, so it will be unset and every fire exits 3; use a file: ref/m,
     );
     expect(again.stdout).toMatch(/no changes, 2 entries up to date/);
     expect(statSync(ws.crontab).mtimeMs).toBe(stat.mtimeMs);
@@ -137,9 +138,23 @@ describe('cronix plan / apply / drift', () => {
     expect(plan.status).toBe(0);
     // jobs in name order, as the manifest is loaded
     expect(plan.stderr.split('\n').filter((l) => l.startsWith('warning: '))).toEqual([
-      'warning: job "billing/report" notify "chat": "missed" is noticed by the daemon only (the trigger shim never sees a fire that did not happen); run the job under cronix serve to be told about missed fires',
+      'warning: job "billing/report" notify "chat": "missed" is noticed by the daemon only (the trigger shim never sees a fire that did not happen); report to a cronix serve --watch (apply --report-to, docs/host-monitoring.md) or run the job under cronix serve to be told about missed fires',
       'warning: job "billing/settle" notify "mail": the trigger shim sends webhook notifications only, so this SMTP notifier will receive nothing from the installed entries; use a webhook notifier, or run the job under cronix serve',
     ]);
+    // reporting to a serve --watch (SPEC §15): missed fires are noticed there, no warning
+    const watched = await run([
+      'plan',
+      ws.manifest(m),
+      ...ws.flags,
+      '--report-to',
+      'http://127.0.0.1:7070',
+      '--report-secret-ref',
+      'env:R',
+    ]);
+    expect(watched.stderr).not.toMatch(/"missed"/);
+    expect(watched.stderr).toMatch(
+      /notify "mail": the trigger shim sends webhook notifications only/,
+    );
     const json = await run(['apply', ws.manifest(m), ...ws.flags, '-o', 'json']);
     expect(json.status).toBe(0);
     expect(
@@ -212,11 +227,71 @@ describe('cronix plan / apply / drift', () => {
     const r = await run(['apply', m, ...ws.flags]);
     expect(r.status).toBe(1);
     expect(r.stdout).toMatch(
-      /cronix-billing-berlin-0: timezone "Europe\/Berlin" differs .*--backend systemd/,
+      /cronix-billing-berlin-0 \(0 9 \* \* \*\):\n {4}- timezone "Europe\/Berlin" differs .*--backend systemd/,
     );
     expect(r.stderr).toMatch(/1 entry was refused; nothing was written/);
     expect(() => statSync(ws.crontab)).toThrow();
     expect(() => statSync(`${ws.specDir}/billing.settle.json`)).toThrow();
+  });
+});
+
+describe('cronix apply --report-to (SPEC §15)', () => {
+  it('records report_to and report_secret_refs in every spec file and --report-to on every line; dropping the flags rewrites both', async () => {
+    const ws = workspace();
+    const m = ws.manifest(manifestOf('billing', ['settle', 'report']));
+    const url = 'http://127.0.0.1:7070/base';
+    const flags = [...ws.flags, '--report-to', url, '--report-secret-ref', 'file:/etc/cronix/rs'];
+    const apply = await run(['apply', m, ...flags]);
+    expect(apply.status).toBe(0);
+    for (const job of ['settle', 'report']) {
+      const spec = JSON.parse(readFileSync(`${ws.specDir}/billing.${job}.json`, 'utf8')) as Record<
+        string,
+        unknown
+      >;
+      expect(spec).toMatchObject({ report_to: url, report_secret_refs: ['file:/etc/cronix/rs'] });
+      expect(readFileSync(ws.crontab, 'utf8')).toContain(
+        `trigger billing.${job} --spec-dir ${ws.specDir} --report-to ${url}\n`,
+      );
+    }
+    const again = await run(['apply', m, ...flags]);
+    expect(again.stdout).toMatch(/no changes, 2 entries up to date/);
+    const off = await run(['apply', m, ...ws.flags]);
+    expect(infoLines(off.stderr)).toEqual([
+      `info: wrote spec file ${ws.specDir}/billing.report.json`,
+      `info: wrote spec file ${ws.specDir}/billing.settle.json`,
+      expect.stringMatching(/^info: updated cronix-billing-report-0/),
+      expect.stringMatching(/^info: updated cronix-billing-settle-0/),
+    ]);
+    expect(readFileSync(ws.crontab, 'utf8')).not.toContain('--report-to');
+    expect(readFileSync(`${ws.specDir}/billing.settle.json`, 'utf8')).not.toContain('report_to');
+  });
+
+  it('bad report flags are usage errors (exit 2) naming the flag, and nothing is written', async () => {
+    const ws = workspace();
+    const m = ws.manifest(manifestOf('billing', ['settle']));
+    const cases: [string[], RegExp][] = [
+      [['--report-to', 'http://x.example'], /--report-to needs --report-secret-ref REF/],
+      [['--report-secret-ref', 'env:R'], /--report-secret-ref needs --report-to URL/],
+      [
+        ['--report-to', 'ftp://x.example', '--report-secret-ref', 'env:R'],
+        /--report-to: expected an http:\/\/ or https:\/\/ URL, found "ftp:\/\/x.example"/,
+      ],
+      [
+        ['--report-to', 'https://x.example/?k=1', '--report-secret-ref', 'env:R'],
+        /--report-to: must be a base URL without query or fragment/,
+      ],
+      [
+        ['--report-to', 'https://x.example', '--report-secret-ref', '$nope'],
+        /--report-secret-ref: expected a secret ref .* found "\$nope"/,
+      ],
+    ];
+    for (const [extra, message] of cases) {
+      const r = await run(['apply', m, ...ws.flags, ...extra]);
+      expect(r.status, extra.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+    expect(() => statSync(ws.crontab)).toThrow();
   });
 });
 

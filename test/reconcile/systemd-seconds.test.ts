@@ -154,7 +154,7 @@ describe('the backend installs seconds schedules', () => {
     const m = contractManifest('billing', [
       { name: 'tick', schedules: [schedule], ...(policy ? { policy } : {}) },
     ]);
-    return backendIn(dir).refuse(desiredEntries(m)[0]!);
+    return backendIn(dir).refuse(desiredEntries(m)[0]!).join('; ') || null;
   };
 
   it('writes timers that pass systemd-analyze verify, with AccuracySec=1us', async () => {

@@ -96,7 +96,7 @@ describe('RuntimeMaxSec= covers the worst-case fire + 30 s', () => {
     expect(seconds).toBe(expectedWorstCase(job.policy) + 30);
     const backend = backendIn(dir);
     const [entry] = desiredEntries(m);
-    expect(backend.refuse(entry!)).toBeNull();
+    expect(backend.refuse(entry!)).toEqual([]);
     await backend.apply({ deletes: [], updates: [], creates: [entry!] });
     const body = parseUnitFile(
       readFileSync(join(dir, 'cronix-billing_settle-0.service'), 'utf8'),
@@ -123,7 +123,7 @@ describe('RuntimeMaxSec= of a command job', () => {
     expect(runtimeMaxSeconds(job.policy, 20)).toBe(160 + 1 + 50 + 30);
     const backend = backendIn(dir);
     const [entry] = desiredEntries(m);
-    expect(backend.refuse(entry!)).toBeNull();
+    expect(backend.refuse(entry!)).toEqual([]);
     await backend.apply({ deletes: [], updates: [], creates: [entry!] });
     const body = parseUnitFile(readFileSync(join(dir, 'cronix-ops_backup-0.service'), 'utf8')).body;
     expect(unitSetting(body, 'TimeoutStartSec')).toBe('241');
@@ -183,7 +183,7 @@ describe('refusals: what a systemd timer cannot honour', () => {
       [{ name: 'settle', schedules: [schedule], ...(policy ? { policy } : {}) }],
       tz,
     );
-    return backendIn(tempDir(), zoneInfoDir).refuse(desiredEntries(m)[0]!);
+    return backendIn(tempDir(), zoneInfoDir).refuse(desiredEntries(m)[0]!).join('; ') || null;
   };
 
   it.each([

@@ -30,6 +30,7 @@ import {
 import { desiredEntries } from '../../src/reconcile/desired.js';
 import { changeSetOf, plan } from '../../src/reconcile/plan.js';
 import { backendContract, contractManifest } from './contract.js';
+import { backendOptionsOf } from '../../src/cli/commands/reconcile-context.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 const TRIGGER = ['/usr/local/bin/cronix'];
@@ -254,7 +255,7 @@ describe('systemd backend: ownership', () => {
     const r = makeBackend();
     const m = manifest([{ name: 'job' }], 'legacy');
     const [entry] = desiredEntries(m);
-    expect(r.backend.refuse(entry!)).toMatch(
+    expect(r.backend.refuse(entry!).join('; ')).toMatch(
       /cronix-legacy_job-0\.timer exists but carries no cronix marker/,
     );
     await expect(
@@ -321,6 +322,42 @@ describe('systemd backend: ownership', () => {
     expect(text).toContain(
       'ExecStart="/opt/my tools/cronix" trigger billing.settle --spec-dir /srv/100%%/$$jobs\n',
     );
+  });
+});
+
+describe('systemd backend: reports (SPEC §15)', () => {
+  it('cronix apply --report-to renders the flag into ExecStart; units without it are modified', async () => {
+    const options = backendOptionsOf(
+      {
+        output: 'table',
+        backend: 'systemd',
+        secretRef: [],
+        cronUser: 'root',
+        triggerBin: process.execPath,
+        specDir: '/etc/cronix/jobs',
+        reportTo: 'https://watch.example.com/cronix',
+        reportSecretRef: ['file:/etc/cronix/report-secret'],
+      },
+      {},
+    );
+    expect(options.report).toEqual({
+      url: 'https://watch.example.com/cronix',
+      secretRefs: ['file:/etc/cronix/report-secret'],
+    });
+    const plain = makeBackend();
+    await reconcile(plain, manifest([{ name: 'settle' }]));
+    const r = makeBackend({
+      systemdUnitDir: plain.dir,
+      triggerCommand: TRIGGER,
+      shimArgs: options.shimArgs,
+    });
+    expect((await r.backend.list('billing'))[0]?.modified).toMatch(/shim flags/);
+    await reconcile(r, manifest([{ name: 'settle' }]));
+    const text = readFileSync(join(plain.dir, 'cronix-billing_settle-0.service'), 'utf8');
+    expect(text).toContain(
+      `ExecStart=/usr/local/bin/cronix trigger billing.settle --spec-dir /etc/cronix/jobs --report-to https://watch.example.com/cronix\n`,
+    );
+    expect((await r.backend.list('billing'))[0]?.modified).toBeUndefined();
   });
 });
 

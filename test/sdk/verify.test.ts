@@ -148,6 +148,7 @@ describe('triggerInfo', () => {
       fireTimeActual: null,
       previousSuccessTime: null,
       fencingToken: null,
+      leaderEpoch: null,
     });
   });
 });

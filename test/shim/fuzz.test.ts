@@ -9,6 +9,7 @@
  * JSON line naming the problem, no stack trace, short lines, nothing sent;
  * every case it says is fine fires. A SIGTERM always ends the process.
  */
+import { once } from 'node:events';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -266,7 +267,15 @@ describe('SIGTERM always ends the shim', () => {
         { env: { PATH: process.env['PATH'], ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
       );
       let out = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      const firstLine = new Promise<void>((r) =>
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          r();
+        }),
+      );
+      // even samples: a moment counted from the spawn (before or after the handlers, whatever
+      // the machine's load); odd ones: counted from the first log line, after the handlers
+      if (i % 2 === 1) await Promise.race([firstLine, once(child, 'close')]);
       await new Promise((r) => setTimeout(r, delay));
       const t0 = Date.now();
       child.kill('SIGTERM');

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startSink, type Sink } from '../helpers/sink.js';
 import { dirArgs, normalizedJob, runShim, shimDirs, writeSpec } from '../helpers/shim.js';
+import { SHARED_REDIS_URL } from '../helpers/common.js';
 
 const PREFIX = `cronix-stress-${randomBytes(4).toString('hex')}:`;
 const LOOPS = 4;
@@ -20,7 +21,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await sink.close();
   const { Redis } = await import('ioredis');
-  const redis = new Redis('redis://127.0.0.1:6379');
+  const redis = new Redis(SHARED_REDIS_URL);
   const keys = await redis.keys(`${PREFIX}*`);
   if (keys.length > 0) await redis.del(...keys);
   redis.disconnect();
@@ -43,7 +44,7 @@ it(`${LOOPS * FIRES_PER_LOOP} contended Forbid/global fires: zero overlapping ha
       },
     }),
   );
-  const env = { CRONIX_REDIS_URL: 'redis://127.0.0.1:6379', CRONIX_REDIS_PREFIX: PREFIX };
+  const env = { CRONIX_REDIS_URL: SHARED_REDIS_URL, CRONIX_REDIS_PREFIX: PREFIX };
   const codes: number[] = [];
   await Promise.all(
     Array.from({ length: LOOPS }, async (_, loop) => {

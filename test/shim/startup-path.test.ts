@@ -59,6 +59,12 @@ it('the trigger path statically loads only the shim, the engine, the contract an
     ),
   );
   expect(forbidden).toEqual([]);
+  // reports (SPEC §15) cost nothing without a report URL: the reporter and its spool load lazily
+  expect(
+    inputs.filter((i) =>
+      /src\/(shim\/(reporter|report-spool|fire-report)|contract\/report)\.ts/.test(i),
+    ),
+  ).toEqual([]);
 });
 
 it('the CLI entry routes trigger before loading commander', () => {
@@ -76,10 +82,28 @@ it('cronix serve loads the PostgreSQL client and the HA layer only when given a 
   const inputs = [...staticInputs(meta, 'src/http/serve.ts')];
   expect(inputs).toContain('src/daemon/scheduler.ts');
   expect(
-    inputs.filter((i) => /node_modules\/pg\/|src\/daemon\/(cluster|store\/pg\/)/.test(i)),
+    inputs.filter((i) =>
+      /node_modules\/pg\/|src\/daemon\/(cluster\/|store\/pg\/|store\/postgres)/.test(i),
+    ),
   ).toEqual([]);
-  // positive control: the HA layer does load the client statically
+  // positive control: the PostgreSQL store does load the client statically
   expect(
-    [...staticInputs(meta, 'src/daemon/cluster.ts')].some((i) => i.includes('node_modules/pg/')),
+    [...staticInputs(meta, 'src/daemon/store/postgres.ts')].some((i) =>
+      i.includes('node_modules/pg/'),
+    ),
+  ).toBe(true);
+});
+
+it('OpenTelemetry is loaded only on demand, by the shim and by serve', () => {
+  const meta = JSON.parse(readFileSync(META, 'utf8')) as Meta;
+  const otel = (i: string): boolean => /node_modules\/@opentelemetry|src\/fire\/otel\.ts/.test(i);
+  expect([...staticInputs(meta, 'src/shim/main.ts')].filter(otel)).toEqual([]);
+  // serve has @opentelemetry/api already: prom-client requires it; the SDK and exporter it has not
+  const sdk = (i: string): boolean =>
+    /node_modules\/@opentelemetry\/(sdk-|exporter-|otlp-|resources)|src\/fire\/otel\.ts/.test(i);
+  expect([...staticInputs(meta, 'src/cli/commands/serve.ts')].filter(sdk)).toEqual([]);
+  // positive control: the tracer does load the SDK statically
+  expect(
+    [...staticInputs(meta, 'src/fire/otel.ts')].some((i) => i.includes('@opentelemetry')),
   ).toBe(true);
 });

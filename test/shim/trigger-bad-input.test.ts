@@ -209,7 +209,7 @@ describe('cronix trigger: bad input', () => {
 
   it.each([
     [5, /secret_refs: expected an array of at most 8 entries, found 5/],
-    [[7], /secret_refs\/0: expected a string matching .*, found 7/],
+    [[7], /secret_refs\/0: expected a secret ref such as env:CRON_SECRET.*, found 7/],
   ])('spec secret_refs %j → 3, naming it', async (refs, pattern) => {
     const dirs = shimDirs();
     writeSpec(dirs.specDir, 'app', validJob(), { secret_refs: refs as never });

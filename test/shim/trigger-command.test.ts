@@ -18,6 +18,7 @@ import {
   type ShimRun,
 } from '../helpers/shim.js';
 import { alive, readPid, script, scriptDir, stubbornScript } from '../helpers/scripts.js';
+import { SHARED_REDIS_URL } from '../helpers/common.js';
 
 let n = 0;
 
@@ -269,19 +270,15 @@ describe('cronix trigger: command jobs', () => {
       { concurrency_scope: 'global' },
     );
     const prefix = `cronix-cmd-test-${process.pid}-${Date.now()}:`;
-    const run = await runShim(
-      target,
-      [...dirArgs(dirs), '--lock-backend', 'redis://127.0.0.1:6379'],
-      {
-        CRONIX_REDIS_PREFIX: prefix,
-      },
-    );
+    const run = await runShim(target, [...dirArgs(dirs), '--lock-backend', SHARED_REDIS_URL], {
+      CRONIX_REDIS_PREFIX: prefix,
+    });
     expect(run.code).toBe(0);
     const token = run.lines.find((l) => l['event'] === 'attempt')?.['fencing_token'];
     expect(typeof token).toBe('number');
     expect(output(run)).toEqual([`token=${String(token)}`]);
     const { Redis } = await import('ioredis');
-    const redis = new Redis('redis://127.0.0.1:6379');
+    const redis = new Redis(SHARED_REDIS_URL);
     const keys = await redis.keys(`${prefix}*`);
     if (keys.length > 0) await redis.del(...keys);
     redis.disconnect();

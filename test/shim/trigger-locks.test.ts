@@ -19,8 +19,9 @@ import {
   writeSpec,
   type ShimDirs,
 } from '../helpers/shim.js';
+import { SHARED_REDIS_URL } from '../helpers/common.js';
 
-const REDIS = 'redis://127.0.0.1:6379';
+const REDIS = SHARED_REDIS_URL;
 const PREFIX = `cronix-test-${randomBytes(4).toString('hex')}:`;
 let sink: Sink;
 let n = 0;

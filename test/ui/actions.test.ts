@@ -85,7 +85,8 @@ describe('web UI actions', () => {
       .poll(() => page.locator(`tr[data-run="${delayed!.id}"]`).innerText())
       .toContain('delayed');
 
-    await page.locator(`tr[data-run="${delayed!.id}"] a`).click();
+    // the scheduled time opens the run (the job's name opens the job)
+    await page.locator(`tr[data-run="${delayed!.id}"] a[href^="/runs/"]`).click();
     await page.getByRole('heading', { name: /^Run / }).waitFor();
     await page.getByRole('button', { name: 'Cancel', exact: true }).click();
     const dialog = page.getByRole('dialog');
@@ -159,7 +160,9 @@ describe('web UI actions', () => {
     const row = page.locator(`tr[data-run="${res.json.run.id}"]`);
     await row.waitFor({ timeout: 1_000 });
     expect(Date.now() - t0).toBeLessThan(1_000);
-    expect(await row.innerText()).toContain('running');
+    // it shows in flight: `planned` until its first attempt's row is written, then `running`
+    expect(await row.innerText()).toMatch(/\t(planned|running)\t/);
+    await expect.poll(() => row.innerText(), { timeout: 8_000 }).toContain('running');
     await expect.poll(() => row.innerText(), { timeout: 8_000 }).toContain('success');
     expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(42);
     await screenshot(page, 'job-live');
@@ -178,6 +181,8 @@ describe('web UI actions', () => {
     // no page polls: the row can only come from the live stream (generous under a loaded CI)
     await row.waitFor({ timeout: 10_000 });
     expect(await row.innerText()).toContain('running');
+    // its first attempt is in flight, and the row says so (never "0 attempts" while it runs)
+    expect(await row.locator('td[data-label="Attempts"]').innerText()).toBe('1');
     await screenshot(page, 'overview-running');
     await running.getByText('Nothing is running.').waitFor({ timeout: 8_000 });
   });

@@ -2,8 +2,9 @@
  * Login in a real browser (SPEC §13): a wrong token is refused and sets no
  * cookie; the right one gives an HttpOnly, SameSite=Strict session cookie that
  * page scripts cannot read; a mutation without the session's CSRF token, or
- * from another origin, changes nothing; logging out ends the session; with
- * --no-auth there is no login at all.
+ * from another origin, changes nothing; logging out ends the session (also when it
+ * happens in another tab: the login comes back by itself); with --no-auth there is no
+ * login at all.
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +33,24 @@ afterAll(async () => {
 });
 
 describe('web UI login', () => {
+  it('says where the token is, and the command that prints it, before any attempt', async () => {
+    const context = await newContext(browser);
+    const w = await watch(context);
+    await w.page.goto(`${d.url}/`);
+    await w.page.getByLabel('API token').waitFor();
+    const help = await w.page.locator('main.login').innerText();
+    expect(help).toContain('<data-dir>/token');
+    expect(help).toContain('cat .cronix/token');
+    expect(help).toContain('--token-file');
+    expect(await w.page.getByRole('alert').count()).toBe(0);
+    // the field points at the help, so a screen reader reads it with the field
+    const described = await w.page.getByLabel('API token').getAttribute('aria-describedby');
+    const helpText = await w.page.locator(`#${described}`).innerText();
+    expect(helpText).toContain('cat .cronix/token');
+    expect(w.consoleErrors).toEqual([]);
+    await context.close();
+  });
+
   it('a wrong token is refused with a message; no cookie is set', async () => {
     const context = await newContext(browser);
     const w = await watch(context);
@@ -111,6 +130,31 @@ describe('web UI login', () => {
     // only the browser's notes of the two refusals this test provoked on purpose
     expect(w.consoleErrors.length).toBeLessThanOrEqual(2);
     expect(w.consoleErrors.every((e) => /status of 40[13]/.test(e))).toBe(true);
+    await context.close();
+  });
+
+  it('a session ended elsewhere brings the login back by itself; the pages need it to read', async () => {
+    const context = await newContext(browser);
+    const w = await watch(context);
+    await w.page.goto(`${d.url}/jobs`);
+    await login(w.page, d.url, d.token);
+    await w.page
+      .getByRole('status')
+      .filter({ hasText: /^Live$/ })
+      .waitFor();
+    const cookie = (await context.cookies())[0]!;
+    // the same session logs out from another tab: its event stream ends, the next one is refused
+    const out = await fetch(`${d.url}/api/v1/session`, {
+      method: 'DELETE',
+      headers: { cookie: `${cookie.name}=${cookie.value}` },
+    });
+    expect(out.status).toBe(200);
+    await w.page.getByLabel('API token').waitFor();
+    expect(await w.page.getByRole('heading', { name: 'Jobs' }).count()).toBe(0);
+    // reads with the ended session are refused
+    const read = await w.page.evaluate(async () => (await fetch('/api/v1/jobs')).status);
+    expect(read).toBe(401);
+    expect(w.consoleErrors.every((e) => /status of 401/.test(e))).toBe(true);
     await context.close();
   });
 

@@ -25,9 +25,12 @@ export async function adoptCommand(
   let format: OutputFormat = 'table';
   try {
     format = outputFormat(flags.output);
-    const { backend } = await backendOf(flags);
+    const { backend, options: backendOptions } = await backendOf(flags);
     const manifest = await loadManifestOrFail(source, flags);
-    const desired = desiredEntries(manifest, { secretRefs: flags.secretRef });
+    const desired = desiredEntries(manifest, {
+      secretRefs: flags.secretRef,
+      ...(backendOptions.report ? { report: backendOptions.report } : {}),
+    });
     const r = await adoptReconcile(desired, backend, {
       app: manifest.app,
       specDir: specDirOf(flags),

@@ -5,7 +5,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { NOTIFY_EVENTS } from '../../contract/manifest/defaults.js';
-import { NOTIFICATION_STATUSES, RUN_OUTCOMES } from '../../daemon/store/types.js';
+import { parseInstant, parseJobName, rfc3339Utc } from '../../contract/run.js';
+import { parseDuration } from '../../contract/schedule/index.js';
+import { OUTCOME_CHOICES, parseOutcomes } from '../../daemon/store/outcomes.js';
+import { NOTIFICATION_STATUSES } from '../../daemon/store/types.js';
 import { EXIT, printJson, printLines, type OutputFormat } from '../output.js';
 
 /** Where the daemon is. */
@@ -27,8 +30,11 @@ export function token(o: Pick<ClientOptions, 'tokenFile'>): string | undefined {
   return existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
 }
 
-/** Calls the API; prints errors; returns the JSON body or null after printing an error. */
-async function call(
+/**
+ * Calls the API as the CLI (`X-Cronix-Client: cli`: the audit log's `from`, SPEC §18); prints
+ * errors; returns the JSON body or null after printing an error.
+ */
+export async function call(
   o: ClientOptions,
   method: string,
   path: string,
@@ -41,6 +47,9 @@ async function call(
       method,
       headers: {
         ...(t ? { authorization: `Bearer ${t}` } : {}),
+        // the audit log's `from` (src/http/authorize.ts) and, without a named caller, who did it as
+        // backfills, freezes and dismissals record it (src/http/actor.ts)
+        'x-cronix-client': 'cli',
         ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
       },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
@@ -56,18 +65,19 @@ async function call(
   if (!res.ok) {
     const e = (json['error'] ?? {}) as { code?: string; message?: string; path?: string };
     process.stderr.write(
-      `error: ${res.status} ${e.code ?? ''}: ${e.message ?? res.statusText}${e.path ? ` (at ${e.path})` : ''}\n`,
+      `error: ${res.status} ${e.code ?? ''}: ${e.path ? `${e.path}: ` : ''}${e.message ?? res.statusText}\n`,
     );
     return null;
   }
   return json;
 }
 
-type Row = Record<string, unknown>;
+export type Row = Record<string, unknown>;
 const cell = (v: unknown): string =>
   v === null || v === undefined ? '-' : Array.isArray(v) ? v.join(' | ') : String(v);
 
-function table(rows: Row[], columns: string[]): string[] {
+/** Rows as an aligned text table with upper-case headers. */
+export function table(rows: Row[], columns: string[]): string[] {
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
   const line = (vals: string[]): string =>
     vals
@@ -80,7 +90,7 @@ function table(rows: Row[], columns: string[]): string[] {
   ];
 }
 
-function print(
+export function print(
   o: ClientOptions,
   json: Record<string, unknown>,
   rows: Row[],
@@ -93,7 +103,6 @@ function print(
 
 const RUN_COLUMNS = [
   'id',
-  'app',
   'job',
   'trigger',
   'phase',
@@ -114,20 +123,41 @@ export function duration(ms: unknown): string | null {
   return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
 }
 
-const withDuration = (r: Row): Row => ({ ...r, duration: duration(r['duration_ms']) });
+/** A row whose `job` column reads `app/job`, the way logs, the UI and the API name jobs. */
+export const named = (r: Row): Row =>
+  typeof r['app'] === 'string' && typeof r['job'] === 'string'
+    ? { ...r, job: `${r['app']}/${r['job']}` }
+    : r;
 
-/** Splits `<app>.<job>`. */
-export function target(text: string): { app: string; job: string } | null {
-  const m = /^([a-z][a-z0-9-]{0,62})\.([a-z][a-z0-9-]{0,62})$/.exec(text);
-  return m ? { app: m[1] as string, job: m[2] as string } : null;
+const withDuration = (r: Row): Row => named({ ...r, duration: duration(r['duration_ms']) });
+
+/** A job named `app/job` or `app.job`, or null after printing the usage error (`what` is the flag or argument). */
+export function jobOf(what: string, text: string): { app: string; job: string } | null {
+  const t = parseJobName(text);
+  if (!t)
+    process.stderr.write(
+      `error: ${what} must name a job as app/job (or app.job), found ${JSON.stringify(text)}\n`,
+    );
+  return t;
 }
 
 /** `cronix jobs`. */
 export async function jobsCommand(o: ClientOptions): Promise<number> {
   const json = await call(o, 'GET', '/api/v1/jobs');
   if (!json) return EXIT.error;
-  return print(o, json, json['jobs'] as Row[], [
-    'app',
+  // a paused job fires nothing on its schedule: say so where its next fire would be; a watched
+  // job (serve --watch) is fired by hosts: say so, and which host reported last
+  const rows = (json['jobs'] as Row[]).map((r) => {
+    const last = r['last_report'] as Row | null | undefined;
+    return named({
+      ...(r['paused'] === true ? { ...r, next_fire: 'paused' } : r),
+      fired_by:
+        r['fired_by'] === 'host'
+          ? `host (${last ? `last: ${String(last['host'])}` : 'no report yet'})`
+          : (r['fired_by'] ?? 'daemon'),
+    });
+  });
+  return print(o, json, rows, [
     'job',
     'schedules',
     'timezone',
@@ -136,6 +166,7 @@ export async function jobsCommand(o: ClientOptions): Promise<number> {
     'last_outcome',
     'active',
     'queued',
+    'fired_by',
   ]);
 }
 
@@ -154,8 +185,8 @@ function listQuery(
     return null;
   };
   if (o.job) {
-    const t = target(o.job);
-    if (!t) return usage(`--job must look like app.job, found ${JSON.stringify(o.job)}`);
+    const t = jobOf('--job', o.job);
+    if (!t) return null;
     q.set('app', t.app);
     q.set('job', t.job);
   }
@@ -191,12 +222,23 @@ async function showList(
   return print(o, json, (json[key] as Row[]).map(row), columns);
 }
 
-/** `cronix runs [--job app.job] [--outcome X] [--limit n]`. */
+/** `cronix runs [--job app/job] [--outcome X[,Y] | failed] [--limit n]`. */
 export async function runsCommand(
   o: ClientOptions & { job?: string; outcome?: string; limit?: string },
 ): Promise<number> {
-  const q = listQuery(o, [['outcome', o.outcome, RUN_OUTCOMES]]);
+  const q = listQuery(o, []);
   if (!q) return EXIT.usage;
+  if (o.outcome !== undefined) {
+    // `failed`, the UI's names (`app rejected`) and lists (`crashed,missed`) too
+    const parsed = parseOutcomes(o.outcome);
+    if (!parsed.ok) {
+      process.stderr.write(
+        `error: --outcome must be one of ${OUTCOME_CHOICES}; found ${JSON.stringify(o.outcome)}\n`,
+      );
+      return EXIT.usage;
+    }
+    q.set('outcome', parsed.outcomes.join(','));
+  }
   return showList(o, '/api/v1/runs', q, 'runs', RUN_COLUMNS, withDuration);
 }
 
@@ -209,19 +251,25 @@ export async function notificationsCommand(
     ['status', o.status, NOTIFICATION_STATUSES],
   ]);
   if (!q) return EXIT.usage;
-  return showList(o, '/api/v1/notifications', q, 'notifications', [
-    'id',
-    'created_at',
-    'app',
-    'job',
-    'event',
-    'notifier',
-    'count',
-    'status',
-    'attempts',
-    'last_status',
-    'last_error',
-  ]);
+  return showList(
+    o,
+    '/api/v1/notifications',
+    q,
+    'notifications',
+    [
+      'id',
+      'created_at',
+      'job',
+      'event',
+      'notifier',
+      'count',
+      'status',
+      'attempts',
+      'last_status',
+      'last_error',
+    ],
+    named,
+  );
 }
 
 /** `cronix runs <id>`: one run, field by field, then its attempts. */
@@ -236,7 +284,6 @@ export async function runCommand(id: string, o: ClientOptions): Promise<number> 
   const fields = [
     'id',
     'run_key',
-    'app',
     'job',
     'trigger',
     'phase',
@@ -245,6 +292,7 @@ export async function runCommand(id: string, o: ClientOptions): Promise<number> 
     'attempts',
     'last_status',
     'output_truncated',
+    'output_error',
     'scheduled_time',
     'created_at',
     'started_at',
@@ -252,7 +300,7 @@ export async function runCommand(id: string, o: ClientOptions): Promise<number> 
     'duration',
   ];
   const width = Math.max(...fields.map((f) => f.length));
-  const attempts = ((json['attempt_log'] as Row[] | undefined) ?? []).map((a) => ({
+  const attempts = ((json['attempt_log'] as Row[] | undefined) ?? []).map((a): Row => ({
     ...a,
     duration: duration(a['duration_ms']),
   }));
@@ -261,47 +309,76 @@ export async function runCommand(id: string, o: ClientOptions): Promise<number> 
     '',
     ...(attempts.length === 0
       ? ['no attempts were sent']
-      : table(attempts, ['attempt', 'started_at', 'duration', 'status', 'error'])),
+      : table(attempts, ['attempt', 'started_at', 'duration', 'status', 'error', 'traceparent'])),
+    // what each HTTP attempt got back (the first 4 KiB, secrets redacted)
+    ...attempts.flatMap((a) =>
+      typeof a['response'] === 'string'
+        ? [
+            '',
+            `attempt ${cell(a['attempt'])} response:`,
+            ...a['response'].split('\n').map((l) => `  ${l}`),
+          ]
+        : [],
+    ),
   ]);
   return EXIT.ok;
 }
 
-/** `cronix start app.job [--at T | --after D]`. */
+/** The API's largest delay, `after_seconds` (366 days). */
+const MAX_DELAY_SECONDS = 366 * 86_400;
+
+/**
+ * The trigger body of `--at` / `--after`: an RFC 3339 instant or Unix seconds; a delay written
+ * like `@every` (`90s`, `5m`, `1h30m`) or plain seconds. Or the usage error naming the formats.
+ */
+export function startWhen(o: {
+  at?: string;
+  after?: string;
+}): { body: Record<string, unknown> } | { error: string } {
+  if (o.at !== undefined) {
+    const at = parseInstant(o.at);
+    if (at === null)
+      return {
+        error: `--at: expected an RFC 3339 instant such as 2026-03-08T07:00:00Z (or Unix seconds), found ${JSON.stringify(o.at)}; for a delay use --after 1h30m`,
+      };
+    return { body: { at: rfc3339Utc(at) } };
+  }
+  if (o.after !== undefined) {
+    const seconds = /^\d+$/.test(o.after) ? Number(o.after) : parseDuration(o.after);
+    if (seconds === null || seconds > MAX_DELAY_SECONDS)
+      return {
+        error: `--after: expected a delay like 90s, 5m, 1h30m or 2h (hours, minutes and seconds as in "@every"; plain digits are seconds), at most 366 days, found ${JSON.stringify(o.after)}`,
+      };
+    return { body: { after_seconds: seconds } };
+  }
+  return { body: {} };
+}
+
+/** `cronix start app/job [--at T | --after D]`. */
 export async function startCommand(
   text: string,
   o: ClientOptions & { at?: string; after?: string },
 ): Promise<number> {
-  const t = target(text);
-  if (!t) {
-    process.stderr.write(`error: expected app.job, found ${JSON.stringify(text)}\n`);
-    return EXIT.usage;
-  }
+  const t = jobOf('the job', text);
+  if (!t) return EXIT.usage;
   if (o.at && o.after) {
     process.stderr.write('error: give --at or --after, not both\n');
     return EXIT.usage;
   }
-  let body: Record<string, unknown> = {};
-  if (o.at) body = { at: o.at };
-  if (o.after) {
-    const m = /^(\d+)(s|m|h)?$/.exec(o.after);
-    if (!m) {
-      process.stderr.write(
-        `error: --after: expected a delay like 90s, 5m or 2h, found ${JSON.stringify(o.after)}\n`,
-      );
-      return EXIT.usage;
-    }
-    body = {
-      after_seconds: Number(m[1]) * { s: 1, m: 60, h: 3600 }[(m[2] ?? 's') as 's' | 'm' | 'h'],
-    };
+  const when = startWhen(o);
+  if ('error' in when) {
+    process.stderr.write(`error: ${when.error}\n`);
+    return EXIT.usage;
   }
+  const body = when.body;
   const json = await call(o, 'POST', `/api/v1/jobs/${t.app}/${t.job}/trigger`, body);
   if (!json) return EXIT.error;
   const run = json['run'] as Row;
   return print(
     o,
     json,
-    [{ ...run, admission: json['admission'] }],
-    ['id', 'app', 'job', 'admission', 'phase', 'outcome', 'scheduled_time'],
+    [named({ ...run, admission: json['admission'] })],
+    ['id', 'job', 'admission', 'phase', 'outcome', 'scheduled_time'],
   );
 }
 
@@ -313,27 +390,28 @@ export async function runActionCommand(
 ): Promise<number> {
   const json = await call(o, 'POST', `/api/v1/runs/${encodeURIComponent(id)}/${action}`, {});
   if (!json) return EXIT.error;
-  const run = json['run'] as Row;
+  const run = named(json['run'] as Row);
+  // a cancel admits nothing: its answer is the run as it now stands (stopped, or stopping)
+  if (action === 'cancel') return print(o, json, [run], ['id', 'job', 'phase', 'outcome', 'error']);
   return print(
     o,
     json,
-    [{ ...run, admission: json['admission'] ?? '-' }],
-    ['id', 'app', 'job', 'admission', 'phase', 'outcome'],
+    [{ ...run, admission: json['admission'] }],
+    ['id', 'job', 'admission', 'phase', 'outcome', 'scheduled_time'],
   );
 }
 
-/** `cronix pause|resume app.job`. */
+/** `cronix pause app/job [--reason TEXT]`, `cronix resume app/job`. */
 export async function pauseCommand(
   action: 'pause' | 'resume',
   text: string,
   o: ClientOptions,
+  reason?: string,
 ): Promise<number> {
-  const t = target(text);
-  if (!t) {
-    process.stderr.write(`error: expected app.job, found ${JSON.stringify(text)}\n`);
-    return EXIT.usage;
-  }
-  const json = await call(o, 'POST', `/api/v1/jobs/${t.app}/${t.job}/${action}`, {});
+  const t = jobOf('the job', text);
+  if (!t) return EXIT.usage;
+  const body = action === 'pause' && reason !== undefined ? { reason } : {};
+  const json = await call(o, 'POST', `/api/v1/jobs/${t.app}/${t.job}/${action}`, body);
   if (!json) return EXIT.error;
-  return print(o, json, [json], ['app', 'job', 'paused']);
+  return print(o, json, [named(json)], ['job', 'paused']);
 }

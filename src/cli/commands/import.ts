@@ -1,6 +1,8 @@
 /**
  * `cronix import crontab [FILE|-] [--system] [--app NAME] [-o json]` (SPEC §14): the manifest on
  * stdout, one verdict per line on stderr (text, or one JSON object per line with `-o json`).
+ * With `--watch --server URL --report-secret-ref REF` (SPEC §15) the manifest is a watched one
+ * and every job line's verdict is followed by the ping suffix to append to it (`import/watch.ts`).
  * Exit 0 when a manifest was printed, 1 when nothing could be imported or the file cannot be
  * read, 2 for a bad flag. See docs/import.md.
  */
@@ -13,6 +15,9 @@ import { importCrontab, slug, type Verdict } from '../../import/crontab-import.j
 import { detectHostZone } from '../../reconcile/backends/crontab.js';
 import { userTarget } from '../../reconcile/backends/crontab-target.js';
 import { EXIT, UsageError, outputFormat } from '../output.js';
+import { reportUrlProblem } from '../../contract/report-target.js';
+import { watchedJobs, watchSuffix } from '../../import/watch.js';
+import { refForDisplay, resolveSecretRefs } from '../../secrets/resolve.js';
 
 /** Flags of `cronix import crontab`. */
 export interface ImportFlags {
@@ -21,6 +26,10 @@ export interface ImportFlags {
   output?: string;
   cronTimezone?: string;
   secretRef?: string[];
+  /** `--watch` (SPEC §15): a watched manifest and a ping suffix per line. */
+  watch?: boolean;
+  server?: string;
+  reportSecretRef?: string;
 }
 
 const APP = /^[a-z][a-z0-9-]{0,62}$/;
@@ -40,6 +49,38 @@ function readSource(file: string | undefined): { text: string; name: string } {
 }
 
 class ImportReadError extends Error {}
+
+/**
+ * `--watch` needs `--server` and `--report-secret-ref` (the ping tokens are derived from the
+ * report secret); the resolved secret, or undefined without `--watch`.
+ * @throws {UsageError} naming the flag; {@link ImportReadError} when the secret does not resolve.
+ */
+function watchSecretOf(flags: ImportFlags): string | undefined {
+  if (!flags.watch) {
+    if (flags.server !== undefined || flags.reportSecretRef !== undefined)
+      throw new UsageError('--server and --report-secret-ref go with --watch');
+    return undefined;
+  }
+  if (flags.server === undefined || flags.reportSecretRef === undefined) {
+    throw new UsageError(
+      "--watch needs --server URL (the cronix serve --watch the lines ping) and --report-secret-ref REF (its report secret, from which each job's ping token is derived)",
+    );
+  }
+  const problem = reportUrlProblem(flags.server);
+  if (problem !== null) throw new UsageError(`--server: ${problem}`);
+  if (!REF.test(flags.reportSecretRef))
+    throw new UsageError(
+      `--report-secret-ref ${JSON.stringify(flags.reportSecretRef.slice(0, 120))} is not a secret ref (env:NAME, file:/path or raw:value)`,
+    );
+  const resolved = resolveSecretRefs([flags.reportSecretRef]);
+  const secret = resolved.secrets[0];
+  if (secret === undefined) {
+    throw new ImportReadError(
+      `--report-secret-ref ${refForDisplay(flags.reportSecretRef)}: ${resolved.unresolved[0]?.reason ?? 'not resolved'}`,
+    );
+  }
+  return secret;
+}
 
 function defaultApp(file: string | undefined): string {
   if (file === undefined || file === '-') return 'crontab';
@@ -64,6 +105,14 @@ export async function importCrontabCommand(
         `--secret-ref ${JSON.stringify(ref)} is not a secret ref (env:NAME, file:/path or raw:value)`,
       );
   }
+  let watchSecret: string | undefined;
+  try {
+    watchSecret = watchSecretOf(flags);
+  } catch (err) {
+    if (!(err instanceof ImportReadError)) throw err;
+    process.stderr.write(`error: ${err.message}\n`);
+    return EXIT.error;
+  }
   const hostZone = flags.cronTimezone ?? detectHostZone(process.env);
   const zoneError = checkTimeZone(hostZone);
   if (zoneError !== null) {
@@ -87,9 +136,18 @@ export async function importCrontabCommand(
     hostZone,
     secretRefs: flags.secretRef ?? [],
   });
+  const suffix = (v: Verdict): string | undefined =>
+    watchSecret !== undefined && v.verdict === 'job' && v.job !== undefined
+      ? watchSuffix(flags.server as string, app, v.job, watchSecret)
+      : undefined;
   const say = (v: Verdict): void => {
-    if (format === 'json') process.stderr.write(`${JSON.stringify(v)}\n`);
-    else process.stderr.write(`line ${v.line}: ${v.verdict}: ${v.message}\n`);
+    const append = suffix(v);
+    if (format === 'json')
+      process.stderr.write(`${JSON.stringify(append ? { ...v, append } : v)}\n`);
+    else {
+      process.stderr.write(`line ${v.line}: ${v.verdict}: ${v.message}\n`);
+      if (append) process.stderr.write(`line ${v.line}: append: ${append}\n`);
+    }
   };
   result.verdicts.forEach(say);
   if (result.manifest.jobs.length === 0) {
@@ -104,6 +162,7 @@ export async function importCrontabCommand(
     );
     return EXIT.error;
   }
+  if (watchSecret !== undefined) result.manifest.jobs = watchedJobs(result.manifest.jobs);
   const check = parseManifest(result.manifest);
   if (!check.ok) {
     // a defect of the importer, not of the input: say so instead of printing a bad manifest
@@ -115,6 +174,15 @@ export async function importCrontabCommand(
   }
   process.stdout.write(`${JSON.stringify(result.manifest, null, 2)}\n`);
   const lines = result.importedLines.join(', ');
+  if (watchSecret !== undefined) {
+    const note = `cron keeps running the imported lines (${lines} of ${source.name}): append to each the suffix printed for it, and run "cronix serve --watch <this manifest> --report-secret-ref …" at ${flags.server as string} with the same secret; it records every run they ping and the ones that never come (missed)`;
+    if (format === 'json')
+      process.stderr.write(
+        `${JSON.stringify({ level: 'info', message: note, lines: result.importedLines })}\n`,
+      );
+    else process.stderr.write(`info: ${note}\n`);
+    return EXIT.ok;
+  }
   const warning = `cron keeps running the imported lines (${lines} of ${source.name}) until you remove them: after "cronix apply" (or while "cronix serve" runs these jobs), delete or comment out those lines, or every job fires twice`;
   if (format === 'json')
     process.stderr.write(

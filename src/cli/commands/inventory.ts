@@ -1,4 +1,5 @@
-/** `cronix list` and `cronix show <app>.<job>`: what cronix owns in a host scheduler. */
+/** `cronix list` and `cronix show <app/job>`: what cronix owns in a host scheduler. */
+import { parseJobName } from '../../contract/run.js';
 import type { OwnedEntry } from '../../reconcile/backend.js';
 import { compareEntries } from '../../reconcile/plan.js';
 import { readSpecFile, specFilePath } from '../../reconcile/spec-files.js';
@@ -28,11 +29,10 @@ const entryJson = (e: OwnedEntry): OwnedEntryJson => ({
 
 function table(entries: readonly OwnedEntry[]): string[] {
   const rows = [
-    ['ENTRY', 'APP', 'JOB', 'INDEX', 'HASH', 'STATE'],
+    ['ENTRY', 'JOB', 'INDEX', 'HASH', 'STATE'],
     ...entries.map((e) => [
       e.id,
-      e.app,
-      e.job,
+      `${e.app}/${e.job}`,
       String(e.scheduleIndex),
       e.hash,
       e.modified ?? 'ok',
@@ -52,7 +52,7 @@ export async function listCommand(flags: ReconcileFlags & { app?: string }): Pro
   let format: OutputFormat = 'table';
   try {
     format = outputFormat(flags.output);
-    const { backend } = await backendOf(flags);
+    const { backend } = await backendOf(flags, false);
     const entries = (await backend.list(flags.app)).sort(compareEntries);
     if (format === 'json') {
       printJson({
@@ -73,19 +73,19 @@ export async function listCommand(flags: ReconcileFlags & { app?: string }): Pro
   }
 }
 
-/** `cronix show <app>.<job>`: exit 0, 1 when nothing is installed for the job, 2, 3. */
+/** `cronix show <app/job>` (or `<app>.<job>`): exit 0, 1 when nothing is installed for the job, 2, 3. */
 export async function showCommand(target: string, flags: ReconcileFlags): Promise<number> {
   let format: OutputFormat = 'table';
   try {
     format = outputFormat(flags.output);
-    const m = /^([a-z][a-z0-9-]{0,62})\.([a-z][a-z0-9-]{0,62})$/.exec(target);
-    if (m === null) {
+    const named = parseJobName(target);
+    if (named === null) {
       throw new UsageError(
-        `<app.job> must look like "billing.settle-invoices", found ${JSON.stringify(target)}`,
+        `the job must be named app/job (or app.job), e.g. billing/settle-invoices; found ${JSON.stringify(target)}`,
       );
     }
-    const [, app, job] = m as unknown as [string, string, string];
-    const { backend } = await backendOf(flags);
+    const { app, job } = named;
+    const { backend } = await backendOf(flags, false);
     const entries = (await backend.list(app)).filter((e) => e.job === job).sort(compareEntries);
     const path = backend.localSpecFiles === false ? null : specFilePath(specDirOf(flags), app, job);
     const spec = path === null ? null : readSpecFile(path);
@@ -100,7 +100,7 @@ export async function showCommand(target: string, flags: ReconcileFlags): Promis
       });
     } else {
       const lines = [
-        `${app}.${job} in ${backend.name}${backend.target ? ` (${backend.target})` : ''}:`,
+        `${app}/${job} in ${backend.name}${backend.target ? ` (${backend.target})` : ''}:`,
       ];
       lines.push(...(entries.length > 0 ? table(entries).map((l) => `  ${l}`) : ['  no entries']));
       if (path !== null) {
@@ -115,7 +115,7 @@ export async function showCommand(target: string, flags: ReconcileFlags): Promis
       printLines(lines);
     }
     if (entries.length === 0 && spec === null) {
-      process.stderr.write(`error: ${target} is not installed in ${backend.name}\n`);
+      process.stderr.write(`error: ${app}/${job} is not installed in ${backend.name}\n`);
       return RECONCILE_EXIT.error;
     }
     return RECONCILE_EXIT.ok;

@@ -1,8 +1,11 @@
 /**
- * `cronix logs <run-id> [-f]`: a command run's captured output (SPEC §11), from the daemon's
- * `GET /api/v1/runs/{id}/log`, written to stdout as it is; with `-f` it follows the run until
- * it ends. Exit 0, 1 for an API error or an unreachable daemon.
+ * `cronix logs <run-id> [-f] [--raw]`: a command run's captured output (SPEC §11), from the
+ * daemon's `GET /api/v1/runs/{id}/log`; with `-f` it follows the run until it ends. Control
+ * characters (ESC, CR without LF, C1, …) are written as `\xHH` so a job's output cannot drive
+ * the terminal (SPEC §9 item 9); `--raw` writes the bytes exactly as captured. Exit 0, 1 for
+ * an API error or an unreachable daemon.
  */
+import { escapeControls, TerminalEscaper } from '../../io/terminal.js';
 import { EXIT } from '../output.js';
 import { endpoint, token, type ClientOptions } from './client.js';
 
@@ -12,7 +15,7 @@ const CONNECT_TIMEOUT_MS = 30_000;
 /** Runs `cronix logs`; resolves with the exit code. */
 export async function logsCommand(
   id: string,
-  o: Pick<ClientOptions, 'url' | 'tokenFile'> & { follow: boolean },
+  o: Pick<ClientOptions, 'url' | 'tokenFile'> & { follow: boolean; raw?: boolean },
 ): Promise<number> {
   const base = endpoint(o);
   const t = token(o);
@@ -22,7 +25,10 @@ export async function logsCommand(
   try {
     res = await fetch(
       `${base}/api/v1/runs/${encodeURIComponent(id)}/log${o.follow ? '?follow=1' : ''}`,
-      { headers: t ? { authorization: `Bearer ${t}` } : {}, signal: controller.signal },
+      {
+        headers: { ...(t ? { authorization: `Bearer ${t}` } : {}), 'x-cronix-client': 'cli' },
+        signal: controller.signal,
+      },
     );
   } catch (err) {
     const cause = (err as Error).cause instanceof Error ? ((err as Error).cause as Error) : null;
@@ -38,18 +44,22 @@ export async function logsCommand(
       error?: { code?: string; message?: string };
     };
     process.stderr.write(
-      `error: ${res.status} ${json.error?.code ?? ''}: ${json.error?.message ?? res.statusText}\n`,
+      `error: ${res.status} ${json.error?.code ?? ''}: ${escapeControls(json.error?.message ?? res.statusText)}\n`,
     );
     return EXIT.error;
   }
+  const escaper = o.raw ? null : new TerminalEscaper();
+  const write = async (chunk: Uint8Array | string): Promise<void> => {
+    if (!process.stdout.write(chunk)) await new Promise((r) => process.stdout.once('drain', r));
+  };
   try {
     const reader = res.body?.getReader();
     for (;;) {
       const next = await reader?.read();
       if (!next || next.done) break;
-      if (!process.stdout.write(next.value))
-        await new Promise((r) => process.stdout.once('drain', r));
+      await write(escaper ? escaper.push(next.value) : next.value);
     }
+    if (escaper) await write(escaper.end());
   } catch (err) {
     process.stderr.write(`error: the output stream broke off: ${(err as Error).message}\n`);
     return EXIT.error;

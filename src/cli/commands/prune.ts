@@ -11,6 +11,7 @@ import {
   RECONCILE_EXIT,
   reportFailure,
   specDirOf,
+  stateDirOf,
 } from './reconcile-context.js';
 import type { ReconcileFlags } from './reconcile-flags.js';
 
@@ -24,11 +25,13 @@ export async function pruneCommand(
     if ((flags.app === undefined) === (flags.all !== true)) {
       throw new UsageError('prune needs exactly one of --app APP (one app) or --all (every app)');
     }
-    const { backend } = await backendOf(flags);
+    const { backend } = await backendOf(flags, false);
     const confirmed = flags.yes === true;
     const result = await prune(backend, {
       ...(flags.app !== undefined ? { app: flags.app } : {}),
       specDir: specDirOf(flags),
+      // the shim's state lives on this host: not for backends whose shim runs elsewhere
+      ...(backend.localSpecFiles === false ? {} : { stateDir: stateDirOf(flags) }),
       dryRun: !confirmed,
       onEvent: eventPrinter(format),
     });
@@ -41,24 +44,27 @@ export async function pruneCommand(
         removed: confirmed ? result.entries.map((e) => e.id) : [],
         would_remove: confirmed ? [] : result.entries.map((e) => e.id),
         spec_files: result.specFiles,
+        state_dirs: result.stateDirs,
       });
-    } else if (result.entries.length === 0 && result.specFiles.length === 0) {
+    } else if (result.entries.length + result.specFiles.length + result.stateDirs.length === 0) {
       printLines([
         `nothing to prune in ${backend.name}${flags.app ? ` for app ${flags.app}` : ''}`,
       ]);
     } else if (confirmed) {
       printLines([
-        `pruned ${result.entries.length} entr${result.entries.length === 1 ? 'y' : 'ies'} and ${result.specFiles.length} spec file(s)`,
+        `pruned ${result.entries.length} entr${result.entries.length === 1 ? 'y' : 'ies'}, ${result.specFiles.length} spec file(s) and ${result.stateDirs.length} state dir(s)`,
       ]);
     } else {
       printLines([
         'would remove:',
         ...result.entries.map((e) => `  ${e.id}`),
         ...result.specFiles.map((p) => `  spec file ${p}`),
+        ...result.stateDirs.map((p) => `  state dir ${p}`),
         'nothing was removed: run again with --yes to remove these',
       ]);
     }
-    const pending = !confirmed && result.entries.length + result.specFiles.length > 0;
+    const pending =
+      !confirmed && result.entries.length + result.specFiles.length + result.stateDirs.length > 0;
     return pending ? RECONCILE_EXIT.usage : RECONCILE_EXIT.ok;
   } catch (err) {
     return reportFailure(err, format);

@@ -29,4 +29,8 @@ export interface ReconcileFlags extends BackendFlags {
   lockDir?: string;
   stateDir?: string;
   lockBackend?: string;
+  /** `--report-to URL` (SPEC §15). */
+  reportTo?: string;
+  /** `--report-secret-ref REF`, repeatable. */
+  reportSecretRef?: string[];
 }

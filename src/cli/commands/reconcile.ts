@@ -3,12 +3,14 @@
  * One JSON shape for all three (docs/reconcile.md): the plan, the spec file changes, and
  * `changed` / `applied` / `dry_run`.
  */
+import { serviceRefusals } from '../../reconcile/services.js';
 import {
   applyReconcile,
   planReconcile,
   reconcileChanges,
   type ReconcileResult,
 } from '../../reconcile/apply.js';
+import type { Backend } from '../../reconcile/backend.js';
 import { desiredEntries, shimNotifyWarnings } from '../../reconcile/desired.js';
 import { planToJson, renderPlanTable, type PlanJson } from '../../reconcile/plan.js';
 import { outputFormat, printJson, printLines, type OutputFormat } from '../output.js';
@@ -29,6 +31,8 @@ export type ReconcileMode = 'plan' | 'apply' | 'dry-run' | 'drift';
 export interface ReconcileJson extends PlanJson {
   command: 'plan' | 'apply' | 'drift';
   target: string | null;
+  /** What the host scheduler runs (`<app>.<job>` standing for the job); null for API backends. */
+  trigger_command: string | null;
   spec_files: { write: string[]; remove: string[] };
   /** Anything differs between the manifest and the host (the drift flag). */
   changed: boolean;
@@ -37,15 +41,12 @@ export interface ReconcileJson extends PlanJson {
   dry_run: boolean;
 }
 
-function toJson(
-  mode: ReconcileMode,
-  r: ReconcileResult,
-  target: string | undefined,
-): ReconcileJson {
+function toJson(mode: ReconcileMode, r: ReconcileResult, backend: Backend): ReconcileJson {
   return {
     command: mode === 'dry-run' ? 'apply' : mode,
     ...planToJson(r.plan),
-    target: target ?? null,
+    target: backend.target ?? null,
+    trigger_command: backend.triggerLine ?? null,
     spec_files: { write: r.specFiles.write.map((w) => w.path), remove: r.specFiles.remove },
     changed: reconcileChanges(r),
     applied: r.applied,
@@ -60,7 +61,8 @@ function specLines(r: ReconcileResult): string[] {
   ];
 }
 
-function printTable(mode: ReconcileMode, r: ReconcileResult, target: string | undefined): void {
+function printTable(mode: ReconcileMode, r: ReconcileResult, backend: Backend): void {
+  const target = backend.target;
   const p = r.plan;
   const header = `${p.backend}${target ? ` (${target})` : ''}, app ${p.app}`;
   const changed = reconcileChanges(r);
@@ -81,7 +83,8 @@ function printTable(mode: ReconcileMode, r: ReconcileResult, target: string | un
   const lines = [`${header}:`, ...renderPlanTable(p)];
   // a refused plan writes nothing: listing spec files as "will be written" would mislead
   const spec = p.refusals.length > 0 ? [] : specLines(r);
-  if (spec.length > 0) lines.splice(lines.length - 2, 0, '', ...spec);
+  const runs = backend.triggerLine ? [`host scheduler runs: ${backend.triggerLine}`] : [];
+  if (spec.length + runs.length > 0) lines.splice(lines.length - 2, 0, '', ...spec, ...runs);
   if (mode === 'dry-run') lines.push('(dry run: nothing was written)');
   if (mode === 'drift') lines.push(changed ? 'Drift found.' : 'No drift.');
   printLines(lines);
@@ -100,9 +103,12 @@ export async function reconcileCommand(
   let format: OutputFormat = 'table';
   try {
     format = outputFormat(flags.output);
-    const { backend } = await backendOf(flags);
+    const { backend, options: backendOptions } = await backendOf(flags);
     const manifest = await loadManifestOrFail(source, flags);
-    const desired = desiredEntries(manifest, { secretRefs: flags.secretRef });
+    const desired = desiredEntries(manifest, {
+      secretRefs: flags.secretRef,
+      ...(backendOptions.report ? { report: backendOptions.report } : {}),
+    });
     if (mode !== 'drift') {
       const warn = (event: string, w: string): void => {
         process.stderr.write(
@@ -112,20 +118,24 @@ export async function reconcileCommand(
         );
       };
       for (const w of backend.warnings?.(desired) ?? []) warn('secret-ref-unseen', w);
-      for (const w of shimNotifyWarnings(manifest)) warn('notify-unsent', w);
+      for (const w of shimNotifyWarnings(manifest, backendOptions.report !== undefined))
+        warn('notify-unsent', w);
     }
     const options = { app: manifest.app, specDir: specDirOf(flags) };
+    // services are the daemon's (SPEC §17): refused before anything is written
+    const refusedServices = serviceRefusals(manifest, backend.name);
     const result: ReconcileResult =
-      mode === 'apply'
+      mode === 'apply' && refusedServices.length === 0
         ? await applyReconcile(desired, backend, { ...options, onEvent: eventPrinter(format) })
         : { ...(await planReconcile(desired, backend, options)), applied: false };
+    result.plan.refusals.push(...refusedServices);
     // render-only YAML on stdout keeps stdout for the YAML: the summary goes to stderr
     const summaryTo = backend.writesStdout
       ? (line: string) => process.stderr.write(`${line}\n`)
       : undefined;
-    if (summaryTo) summaryTo(JSON.stringify(toJson(mode, result, backend.target)));
-    else if (format === 'json') printJson(toJson(mode, result, backend.target));
-    else printTable(mode, result, backend.target);
+    if (summaryTo) summaryTo(JSON.stringify(toJson(mode, result, backend)));
+    else if (format === 'json') printJson(toJson(mode, result, backend));
+    else printTable(mode, result, backend);
     for (const notice of backend.notices ?? []) process.stderr.write(`notice: ${notice}\n`);
     if (result.plan.refusals.length > 0) {
       const n = result.plan.refusals.length;

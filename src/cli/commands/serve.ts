@@ -1,16 +1,27 @@
 /** `cronix serve [MANIFEST…]`: runs the daemon until SIGTERM/SIGINT; SIGHUP reloads the manifests. */
+import { join, resolve } from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { Scheduler } from '../../daemon/scheduler.js';
+import { parseHost, publicUrlHost } from '../../http/hosts.js';
 import { ServeError, startDaemon } from '../../http/serve.js';
+import { ssoOptions, type SsoFlags } from './sso-options.js';
 import { logFormatOf, prettyDestination } from '../../io/pretty-log.js';
+import { systemdNotifier } from '../../io/systemd-notify.js';
+import { daemonTracer, traceRuns } from './serve-tracing.js';
+import { escapeControls } from '../../io/terminal.js';
 import { EXIT } from '../output.js';
 
 /** Options as commander hands them over. */
-export interface ServeCliOptions {
+export interface ServeCliOptions extends SsoFlags {
   dataDir: string;
   listen: string;
   tokenFile?: string;
   auth: boolean;
+  publicUrl?: string;
+  allowedHost?: string[];
+  metricsAuth?: boolean;
+  maxEventStreams?: string;
+  maxEventStreamsPerClient?: string;
   gracePeriod: string;
   retentionDays: string;
   lockBackend?: string;
@@ -18,6 +29,9 @@ export interface ServeCliOptions {
   replicaId?: string;
   leaseSeconds?: string;
   logFormat?: string;
+  initLedger?: boolean;
+  watch?: string[];
+  reportSecretRef?: string[];
 }
 
 /** Runs the daemon; resolves with the exit code once it has stopped. */
@@ -62,14 +76,40 @@ export async function serveCommand(manifests: string[], o: ServeCliOptions): Pro
     );
     return EXIT.usage;
   }
-  if (manifests.length === 0) {
-    process.stderr.write('error: give at least one manifest file: cronix serve manifest.json\n');
+  const access = accessOptions(o);
+  if ('error' in access) {
+    process.stderr.write(`error: ${access.error}\n`);
     return EXIT.usage;
   }
-  let daemon;
+  const sso = ssoOptions(o);
+  if ('error' in sso) {
+    process.stderr.write(`error: ${sso.error}\n`);
+    return EXIT.usage;
+  }
+  if (manifests.length === 0 && (o.watch ?? []).length === 0) {
+    process.stderr.write(
+      'error: give at least one manifest file to fire (cronix serve manifest.json) or to watch (cronix serve --watch manifest.json)\n',
+    );
+    return EXIT.usage;
+  }
+  let daemon: Awaited<ReturnType<typeof startDaemon>> | undefined;
+  // A signal that comes while the daemon starts is held and handled once it runs (a SIGTERM then
+  // stops it at once, a SIGHUP reloads), instead of the default disposition killing it mid-start.
+  const held: NodeJS.Signals[] = [];
+  const hold = (signal: NodeJS.Signals): void => void held.push(signal);
+  const unhold = (): void => {
+    for (const s of SIGNALS) process.off(s, hold);
+  };
+  for (const s of SIGNALS) process.on(s, hold);
+  // OpenTelemetry only with OTEL_EXPORTER_OTLP_ENDPOINT: otherwise nothing is loaded
+  const tracer = await daemonTracer(process.env);
+  // the daemon lost its ledger (taken over, deleted, replaced): it stops and exits 1
+  const fatal = { stop: (reason: string): void => void reason };
   try {
     daemon = await startDaemon({
       manifests,
+      ...(o.watch ? { watch: o.watch } : {}),
+      ...(o.reportSecretRef ? { reportSecretRefs: o.reportSecretRef } : {}),
       dataDir: o.dataDir,
       listen: o.listen,
       ...(o.tokenFile ? { tokenFile: o.tokenFile } : {}),
@@ -78,48 +118,69 @@ export async function serveCommand(manifests: string[], o: ServeCliOptions): Pro
       ...(o.replicaId ? { replicaId: o.replicaId } : {}),
       leaseSeconds,
       onWaiting: (message) => log.warn({ event: 'store-waiting' }, message),
+      onWarning: (message) => log.warn({ event: 'warning' }, message),
       noAuth: !o.auth,
+      ...access,
+      ...sso,
       retentionDays,
-      onEvents: (events) => logEvents(events, log),
+      onEvents: (events) => {
+        logEvents(events, log);
+        if (tracer !== null) traceRuns(tracer, events, () => daemon?.scheduler.metrics.registry);
+      },
+      ...(o.initLedger ? { initLedger: true } : {}),
+      onFatal: (reason) => fatal.stop(reason),
     });
   } catch (err) {
+    unhold();
     if (err instanceof ServeError) {
       destination.flushSync();
-      process.stderr.write(`error: ${err.message}\n`);
+      // start-up errors quote manifest keys and values: no control character reaches the terminal
+      process.stderr.write(`error: ${escapeControls(err.message, 'lines')}\n`);
       return EXIT.error;
     }
     throw err;
   }
   const { scheduler } = daemon;
-  log.info(
-    {
-      event: 'listening',
-      url: daemon.url,
-      jobs: scheduler.jobs().size,
-      auth: daemon.token !== null,
-    },
-    `cronix serving ${scheduler.jobs().size} job(s) on ${daemon.url}`,
+  const notifier = systemdNotifier(process.env, (message) =>
+    log.warn({ event: 'systemd-notify' }, message),
   );
-
+  const running = daemon;
+  const tokenFile =
+    running.token === null ? null : resolve(o.tokenFile ?? join(o.dataDir, 'token'));
   return new Promise<number>((resolve) => {
     let stopping = false;
-    const stop = (signal: string): void => {
+    const stop = (signal: string, graceSeconds = grace, code: number = EXIT.ok): void => {
       if (stopping) return;
       stopping = true;
+      notifier?.stopping(`stopping (${signal})`);
       log.info(
         { event: 'stopping', signal },
-        `stopping (${signal}); letting running attempts finish for up to ${grace}s`,
+        `stopping (${signal}); letting running attempts finish for up to ${graceSeconds}s`,
       );
-      void daemon.stop(grace * 1000).then(() => {
+      void running.stop(graceSeconds * 1000).then(({ unflushed }) => {
+        if (unflushed > 0)
+          log.error(
+            { event: 'unflushed', writes: unflushed },
+            `${unflushed} ledger write(s) could not be made before the grace period ended; their runs' last state is not recorded`,
+          );
         log.info({ event: 'stopped' }, 'stopped');
+        notifier?.close();
         destination.flushSync();
-        resolve(EXIT.ok);
+        void (tracer?.shutdown() ?? Promise.resolve()).then(() =>
+          resolve(unflushed > 0 ? EXIT.error : code),
+        );
       });
+    };
+    fatal.stop = (reason) => {
+      log.error({ event: 'ledger-lost', err: reason }, `${reason}; stopping at once`);
+      stop('ledger lost', 0, EXIT.error);
     };
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGHUP', () => {
-      void daemon.reload().then((r) => {
+      notifier?.reloading();
+      void running.reload().then((r) => {
+        notifier?.ready(`serving ${scheduler.jobs().size} job(s) on ${running.url}`);
         if (r.ok)
           log.info({ event: 'reloaded', jobs: r.jobs }, `manifests reloaded: ${r.jobs} job(s)`);
         else
@@ -130,7 +191,70 @@ export async function serveCommand(manifests: string[], o: ServeCliOptions): Pro
             );
       });
     });
+    unhold();
+    // announced only now that its signal handlers are in place: whoever reads this line (a
+    // supervisor, a test, a person) may signal it at once. Where a person goes next: the web
+    // UI, and the token it asks for.
+    log.info(
+      {
+        event: 'listening',
+        url: running.url,
+        ui: `${running.url}/`,
+        jobs: scheduler.jobs().size,
+        watched: running.watch?.jobs().size ?? 0,
+        auth: running.token !== null,
+        token_file: tokenFile,
+      },
+      `cronix serving ${scheduler.jobs().size} job(s) on ${running.url}; web UI ${running.url}/ ${
+        tokenFile === null ? '(no login: --no-auth)' : `(log in with the token in ${tokenFile})`
+      }`,
+    );
+    // under systemd Type=notify: ready now that it listens and has scheduled (docs/systemd.md)
+    notifier?.ready(`serving ${scheduler.jobs().size} job(s) on ${running.url}`);
+    for (const signal of held) process.emit(signal, signal);
   });
+}
+
+/** The signals serve handles: stop (SIGTERM, SIGINT) and reload (SIGHUP). */
+const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
+/** The serve options of access: Host names, `/metrics` auth, event stream caps; or a usage error. */
+function accessOptions(o: ServeCliOptions):
+  | {
+      allowedHosts: string[];
+      publicUrl?: string;
+      metricsAuth: boolean;
+      maxEventStreams: number;
+      maxEventStreamsPerClient: number;
+    }
+  | { error: string } {
+  for (const h of o.allowedHost ?? [])
+    if (parseHost(h) === null)
+      return {
+        error: `--allowed-host: expected a host name or address, optionally with :PORT (cron.example.com, 10.0.0.5:7070, [fd00::5]), found ${JSON.stringify(h.slice(0, 200))}`,
+      };
+  if (o.publicUrl !== undefined) {
+    const h = publicUrlHost(o.publicUrl);
+    if (typeof h !== 'string') return h;
+  }
+  const count = (flag: string, text: string | undefined, dflt: number): number | string => {
+    if (text === undefined) return dflt;
+    const n = Number(text);
+    return /^\d{1,7}$/.test(text) && n >= 1
+      ? n
+      : `${flag}: expected a whole number from 1 to 9999999, found ${JSON.stringify(text.slice(0, 200))}`;
+  };
+  const max = count('--max-event-streams', o.maxEventStreams, 500);
+  const perClient = count('--max-event-streams-per-client', o.maxEventStreamsPerClient, 32);
+  if (typeof max === 'string') return { error: max };
+  if (typeof perClient === 'string') return { error: perClient };
+  return {
+    allowedHosts: o.allowedHost ?? [],
+    ...(o.publicUrl !== undefined ? { publicUrl: o.publicUrl } : {}),
+    metricsAuth: o.metricsAuth === true,
+    maxEventStreams: max,
+    maxEventStreamsPerClient: perClient,
+  };
 }
 
 /** Logs the scheduler's events as JSON lines (attached before start-up recovery runs). */
@@ -192,6 +316,38 @@ function logEvents(events: Scheduler['events'], log: Logger): void {
   );
   events.on('warning', (w) => log.warn({ event: 'warning', err: w.err }, w.msg));
   events.on('info', (i) => log.info({ event: 'info' }, i.msg));
+  events.on('leading', (l) =>
+    log.info(
+      {
+        event: 'leading',
+        epoch: l.epoch,
+        ...(l.gap
+          ? {
+              no_leader_from: new Date(l.gap.from).toISOString(),
+              no_leader_to: new Date(l.gap.to).toISOString(),
+            }
+          : {}),
+      },
+      `leading at epoch ${l.epoch}`,
+    ),
+  );
+  events.on('standing-by', (s) =>
+    log.info(
+      { event: 'standing-by', leader: s.leader, epoch: s.epoch },
+      s.leader === null
+        ? 'standing by; no leader yet'
+        : `standing by; leader is ${s.leader} at epoch ${s.epoch}` +
+            (s.sameReplica
+              ? ' (another process of this replica id: waiting for its lease to run out)'
+              : ''),
+    ),
+  );
+  events.on('stepped-down', (s) =>
+    log.warn(
+      { event: 'stepped-down', epoch: s.epoch, reason: s.reason },
+      `stepped down from epoch ${s.epoch}: ${s.reason}`,
+    ),
+  );
   events.on('store-error', (e) =>
     log.error(
       { event: 'store-error', op: e.op, err: e.err, retry_in_ms: e.retryInMs },

@@ -1,5 +1,10 @@
-/** `cronix validate <file>`: exit 0 valid, 1 invalid, 2 usage. */
+/**
+ * `cronix validate <file>`: exit 0 valid, 1 invalid, 2 usage. The human output quotes the
+ * manifest's keys and values, so its control characters are written as `\xHH` (SPEC §9 item 9);
+ * `-o json` is JSON.
+ */
 import { manifestWarnings } from '../../contract/manifest/warnings.js';
+import { escapeControls } from '../../io/terminal.js';
 import { loadManifestFile } from '../../source/file.js';
 import { EXIT, printJson, printLines, type OutputFormat } from '../output.js';
 
@@ -15,19 +20,22 @@ export async function validateCommand(file: string, format: OutputFormat): Promi
     );
     return result.ok ? EXIT.ok : EXIT.error;
   }
-  for (const w of warnings) process.stderr.write(`warning: job ${w.job}: ${w.message}\n`);
+  for (const w of warnings)
+    process.stderr.write(escapeControls(`warning: job ${w.job}: ${w.message}`) + '\n');
   if (result.ok) {
     const { app, jobs } = result.manifest;
     const schedules = jobs.reduce((n, j) => n + j.schedules.length, 0);
     printLines([
-      `${file}: valid (app ${app}, ${jobs.length} job${jobs.length === 1 ? '' : 's'}, ${schedules} schedule${schedules === 1 ? '' : 's'})`,
+      `${escapeControls(file)}: valid (app ${app}, ${jobs.length} job${jobs.length === 1 ? '' : 's'}, ${schedules} schedule${schedules === 1 ? '' : 's'})`,
     ]);
     return EXIT.ok;
   }
   const n = result.errors.length;
   printLines([
-    `${file}: invalid, ${n} error${n === 1 ? '' : 's'}:`,
-    ...result.errors.map((e) => `  ${e.path === '' ? '(root)' : e.path}: ${e.message}`),
+    `${escapeControls(file)}: invalid, ${n} error${n === 1 ? '' : 's'}:`,
+    ...result.errors.map((e) =>
+      escapeControls(`  ${e.path === '' ? '(root)' : e.path}: ${e.message}`),
+    ),
   ]);
   return EXIT.error;
 }

@@ -6,13 +6,16 @@
  */
 import { compareCodeUnits } from './normalize.js';
 import type {
+  BlackoutWindow,
   Job,
   JobCommand,
+  JobManual,
   JobPolicy,
   JobRequest,
   Manifest,
   Notifier,
   NotifyEntry,
+  Service,
 } from './types.js';
 
 /** One JSON string or number. */
@@ -37,10 +40,15 @@ function writeHeaders(headers: Readonly<Record<string, string>>): string {
   return `{${keys.map((key) => `${lit(key)}:${lit(headers[key] ?? '')}`).join(',')}}`;
 }
 
+/** The request: `method, url, headers, body`, then the extension `headers_from_secrets` when set. */
 function writeRequest(request: JobRequest): string {
+  const secrets =
+    request.headers_from_secrets === undefined
+      ? ''
+      : `,"headers_from_secrets":${writeHeaders(request.headers_from_secrets)}`;
   return (
     `{"method":${lit(request.method)},"url":${lit(request.url)},` +
-    `"headers":${writeHeaders(request.headers)},"body":${lit(request.body)}}`
+    `"headers":${writeHeaders(request.headers)},"body":${lit(request.body)}${secrets}}`
   );
 }
 
@@ -75,7 +83,24 @@ function writePolicy(policy: JobPolicy): string {
       ['random_seconds', random_seconds],
     ])}`;
   }
+  if (policy.watch !== undefined) {
+    out += `,"watch":${writeSubObject([['grace_seconds', policy.watch.grace_seconds]])}`;
+  }
+  if (policy.rate !== undefined)
+    out += `,"rate":{"key":${lit(policy.rate.key)},"per_second":${lit(policy.rate.per_second)}}`;
+  if (policy.blackout !== undefined)
+    out += `,"blackout":[${policy.blackout.map(writeWindow).join(',')}]`;
   return `${out}}`;
+}
+
+/**
+ * A blackout window: `cron, duration_seconds`, `from, to` or `dates_file` (the dates the loader
+ * read are not part of the canonical form: a holiday list changes no run key).
+ */
+function writeWindow(w: BlackoutWindow): string {
+  if ('cron' in w) return `{"cron":${lit(w.cron)},"duration_seconds":${lit(w.duration_seconds)}}`;
+  if ('from' in w) return `{"from":${lit(w.from)},"to":${lit(w.to)}}`;
+  return `{"dates_file":${lit(w.dates_file)}}`;
 }
 
 function writeCodes(codes: readonly number[]): string {
@@ -155,6 +180,7 @@ export function canonicalJob(job: Job): string {
   const command = job.command === undefined ? '' : `,"command":${writeCommand(job.command)}`;
   const notify =
     job.notify === undefined ? '' : `,"notify":[${job.notify.map(writeNotify).join(',')}]`;
+  const manual = job.manual === undefined ? '' : `,"manual":${writeManual(job.manual)}`;
   return (
     `{"name":${lit(job.name)},"schedules":[${job.schedules.map(lit).join(',')}],` +
     `"timezone":${lit(job.timezone)},${request}` +
@@ -162,12 +188,63 @@ export function canonicalJob(job: Job): string {
     `${optionalFields([
       ['enabled', job.enabled],
       ['description', job.description],
-    ])}${command}${notify}}`
+    ])}${command}${notify}${manual}}`
   );
 }
 
+/** `manual`: `allow_body`, then `env_allowlist` (sorted), each when set. */
+function writeManual(manual: JobManual): string {
+  const parts: string[] = [];
+  if (manual.allow_body) parts.push('"allow_body":true');
+  if (manual.env_allowlist)
+    parts.push(`"env_allowlist":[${manual.env_allowlist.map(lit).join(',')}]`);
+  return `{${parts.join(',')}}`;
+}
+
 /**
- * The canonical form of a normalized manifest: compact JSON, keys in the SPEC order, jobs
+ * A service (SPEC §17): `argv`, then the fields set, in the order `env, env_from_secrets, cwd,
+ * instances, restart, graceful_stop_seconds, max_output_bytes, ready, notify`. Also what a reload
+ * compares to tell a changed service from a kept one.
+ */
+export function canonicalService(service: Service): string {
+  let out = `{"argv":${writeStrings(service.argv)}`;
+  if (service.env !== undefined) out += `,"env":${writeHeaders(service.env)}`;
+  if (service.env_from_secrets !== undefined)
+    out += `,"env_from_secrets":${writeHeaders(service.env_from_secrets)}`;
+  out += optionalFields([
+    ['cwd', service.cwd],
+    ['instances', service.instances],
+  ]);
+  if (service.restart !== undefined) {
+    const r = service.restart;
+    out += `,"restart":${writeSubObject([
+      ['min_seconds', r.min_seconds],
+      ['max_seconds', r.max_seconds],
+      ['reset_after_seconds', r.reset_after_seconds],
+      ['crash_loop_exits', r.crash_loop_exits],
+      ['crash_loop_window_seconds', r.crash_loop_window_seconds],
+    ])}`;
+  }
+  out += optionalFields([
+    ['graceful_stop_seconds', service.graceful_stop_seconds],
+    ['max_output_bytes', service.max_output_bytes],
+  ]);
+  if (service.ready !== undefined) {
+    const r = service.ready;
+    out += `,"ready":${writeSubObject([
+      ['http_get', r.http_get],
+      ['tcp', r.tcp],
+      ['timeout_seconds', r.timeout_seconds],
+    ])}`;
+  }
+  if (service.notify !== undefined)
+    out += `,"notify":[${service.notify.map(writeNotify).join(',')}]`;
+  return `${out}}`;
+}
+
+/**
+ * The canonical form of a normalized manifest: compact JSON, keys in the SPEC order (`version,
+ * app, jobs`, then the extensions `notifiers`, `services` when set), jobs
  * sorted by name and header keys sorted by code unit (both re-sorted here, so a manifest built
  * in code canonicalizes the same as a parsed one).
  */
@@ -175,5 +252,10 @@ export function canonicalize(manifest: Manifest): string {
   const jobs = [...manifest.jobs].sort((a, b) => compareCodeUnits(a.name, b.name));
   const notifiers =
     manifest.notifiers === undefined ? '' : `,"notifiers":${writeNotifiers(manifest.notifiers)}`;
-  return `{"version":1,"app":${lit(manifest.app)},"jobs":[${jobs.map(canonicalJob).join(',')}]${notifiers}}`;
+  const names = Object.keys(manifest.services ?? {}).sort(compareCodeUnits);
+  const services =
+    manifest.services === undefined
+      ? ''
+      : `,"services":{${names.map((n) => `${lit(n)}:${canonicalService(manifest.services![n] as Service)}`).join(',')}}`;
+  return `{"version":1,"app":${lit(manifest.app)},"jobs":[${jobs.map(canonicalJob).join(',')}]${notifiers}${services}}`;
 }

@@ -26,6 +26,14 @@ export function renderCompiledCheck(): string {
  * fails when this file is stale.
  */
 const check = (function () {
+  // TypeBox's compiled \`uniqueItems\` calls \`hash(element)\`, a function its runtime compiler
+  // passes in: here a canonical JSON text (keys sorted), equal exactly for deep-equal JSON values
+  const hash = (v) =>
+    JSON.stringify(v, (_k, x) =>
+      x !== null && typeof x === 'object' && !Array.isArray(x)
+        ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, x[k]]))
+        : x,
+    );
 ${body}
 })();
 

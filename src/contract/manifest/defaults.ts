@@ -66,10 +66,14 @@ export type CatchupMode = (typeof CATCHUP_MODES)[number];
 
 /** Numeric bounds of the manifest (inclusive). */
 export const LIMITS = {
+  /** 1..256; 0..256 when the manifest has `services` (SPEC §17). */
   jobs: { min: 1, max: 256 },
   schedules: { min: 1, max: 64 },
   description: { max: 500 },
-  timeoutSeconds: { min: 1, max: 600 },
+  /** Any job; an HTTP job is held to {@link LIMITS.httpTimeoutSeconds} (semantic.ts). */
+  timeoutSeconds: { min: 1, max: 86_400 },
+  /** The v1 bound of an HTTP request's deadline; command jobs may run up to a day. */
+  httpTimeoutSeconds: { min: 1, max: 600 },
   maxAttempts: { min: 1, max: 10 },
   minSeconds: { min: 0 },
   maxSeconds: { min: 1 },
@@ -83,9 +87,12 @@ export const LIMITS = {
   catchupWindowSeconds: { min: 0 },
   catchupMaxRuns: { min: 1, max: 1000 },
   jitterSeconds: { min: 0, max: 3600 },
+  /** `policy.watch.grace_seconds` (SPEC §15; the same bounds as `WATCH_GRACE` of report.ts). */
+  watchGraceSeconds: { min: 10, max: 86_400 },
   argv: { min: 1, max: 1024 },
   commandEnv: { max: 256 },
   envFromSecrets: { max: 64 },
+  headersFromSecrets: { max: 64 },
   gracefulStopSeconds: { min: 0, max: 3600 },
   maxOutputBytes: { min: 0, max: 1024 * 1024 * 1024 },
   exitCode: { min: 0, max: 255 },
@@ -96,6 +103,24 @@ export const LIMITS = {
   mailTo: { min: 1, max: 32 },
   slowAfterSeconds: { min: 1, max: 7 * 86_400 },
   repeatEverySeconds: { min: 1, max: 7 * 86_400 },
+  /** Services of one manifest (SPEC §17). */
+  services: { max: 64 },
+  instances: { min: 1, max: 64 },
+  restartSeconds: { min: 0, max: 86_400 },
+  resetAfterSeconds: { min: 1, max: 86_400 },
+  crashLoopExits: { min: 2, max: 100 },
+  crashLoopWindowSeconds: { min: 1, max: 86_400 },
+  readyTimeoutSeconds: { min: 1, max: 3600 },
+} as const;
+
+/** Bounds of `policy.blackout` (SPEC §16 "Calendars"). */
+export const BLACKOUT_LIMITS = {
+  /** Windows of one job. */
+  windows: { min: 1, max: 32 },
+  /** A recurring window's length: 1 s to 366 days. */
+  durationSeconds: { min: 1, max: 366 * 86_400 },
+  /** Characters of a `dates_file` path. */
+  path: { max: 4096 },
 } as const;
 
 /** Defaults of the v1 fields; normalization always fills them in. */
@@ -125,6 +150,7 @@ export const EXTENSION_DEFAULTS = {
   catchup_max_runs: 100,
   jitter_stable_seconds: 0,
   jitter_random_seconds: 0,
+  watch_grace_seconds: 120,
   enabled: true,
 } as const;
 
@@ -170,3 +196,26 @@ export const TRANSPORT_HEADERS = [
   'transfer-encoding',
   'upgrade',
 ] as const;
+
+/**
+ * Defaults of `services` (SPEC §17). Like the other extension defaults they are not filled in by
+ * normalization; `effectiveService` applies them. A crash loop is `crash_loop_exits` exits within
+ * `crash_loop_window_seconds`.
+ */
+export const SERVICE_DEFAULTS = {
+  instances: 1,
+  min_seconds: 1,
+  max_seconds: 60,
+  reset_after_seconds: 60,
+  crash_loop_exits: 3,
+  crash_loop_window_seconds: 60,
+  graceful_stop_seconds: 10,
+  max_output_bytes: 1024 * 1024,
+  ready_timeout_seconds: 60,
+} as const;
+
+/** Events a service may notify about: a crash loop and its end (SPEC §17). */
+export const SERVICE_NOTIFY_EVENTS = ['failed', 'recovered'] as const;
+
+/** The placeholder of a readiness address replaced by the instance index (SPEC §17). */
+export const INSTANCE_PLACEHOLDER = '{instance}';

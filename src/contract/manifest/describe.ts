@@ -4,10 +4,14 @@
  */
 import { echo } from '../echo.js';
 import {
+  EMAIL_PATTERN,
   ENV_NAME_PATTERN,
   HEADER_NAME_PATTERN,
   HEADER_VALUE_PATTERN,
+  HOST_PATTERN,
+  NAME_PATTERN,
   NO_NUL_PATTERN,
+  SECRET_REF_PATTERN,
 } from './defaults.js';
 
 /** True for a non-null, non-array object. */
@@ -68,6 +72,12 @@ export function describeValue(value: unknown): string {
 
 /** Readable names for patterns whose regular expression says little to a reader. */
 const PATTERN_WORDS: Record<string, string> = {
+  [NAME_PATTERN]:
+    "a name of lowercase letters, digits and '-', starting with a letter, at most 63 characters",
+  [SECRET_REF_PATTERN]:
+    'a secret ref such as env:CRON_SECRET, file:/run/secrets/cron or raw:value (a letter first, then letters, digits and _:./-, at most 128 characters)',
+  [EMAIL_PATTERN]: 'an e-mail address such as ops@example.com',
+  [HOST_PATTERN]: "a host name or address without spaces or '/'",
   [HEADER_NAME_PATTERN]:
     "a header name that is an HTTP token (letters, digits and !#$%&'*+-.^_`|~)",
   [HEADER_VALUE_PATTERN]: 'a header value without CR, LF or NUL characters',
@@ -146,7 +156,22 @@ export function describeHeaderValue(value: unknown): string {
   return 'a valid value';
 }
 
-/** `expected X, found Y` for a schema node and the value found. */
+/**
+ * The closest valid app, job or notifier name to `text` (`settle_invoices` → `settle-invoices`,
+ * `Billing` → `billing`), or null when nothing usable is left.
+ */
+export function suggestName(text: string): string | null {
+  const name = text
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/-{2,}/g, '-')
+    .replace(/^[^a-z]+/, '')
+    .slice(0, 63)
+    .replace(/-+$/, '');
+  return name === '' || name === text ? null : name;
+}
+
+/** `expected X, found Y` for a schema node and the value found (with a fix when there is one). */
 export function mismatch(schema: unknown, value: unknown): string {
   const pattern = isRecord(schema) ? schema['pattern'] : undefined;
   const maxProperties = isRecord(schema) ? schema['maxProperties'] : undefined;
@@ -156,7 +181,8 @@ export function mismatch(schema: unknown, value: unknown): string {
       : typeof maxProperties === 'number' && isRecord(value)
         ? `an object of ${Object.keys(value).length} entries`
         : describeValue(value);
-  return `expected ${describeSchema(schema)}, found ${found}`;
+  const fixed = pattern === NAME_PATTERN && typeof value === 'string' ? suggestName(value) : null;
+  return `expected ${describeSchema(schema)}, found ${found}${fixed === null ? '' : `; did you mean ${quote(fixed)}?`}`;
 }
 
 /** Edit distance, bounded work for short keys only (used for "did you mean"). */

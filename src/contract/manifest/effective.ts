@@ -7,10 +7,11 @@ import {
   COMMAND_DEFAULTS,
   EXTENSION_DEFAULTS,
   NOTIFY_DEFAULTS,
+  SERVICE_DEFAULTS,
   type CatchupMode,
   type NotifyEvent,
 } from './defaults.js';
-import type { Job, JobCommand, JobPolicy } from './types.js';
+import type { Job, JobCommand, JobPolicy, NotifyEntry, Service } from './types.js';
 
 /** Catch-up settings with every default applied. */
 export interface EffectiveCatchup {
@@ -30,10 +31,16 @@ export interface EffectiveJitter {
   random_seconds: number;
 }
 
+/** Watch settings with every default applied (SPEC §15). */
+export interface EffectiveWatch {
+  /** Seconds after an expected fire before it is recorded missed (default 120). */
+  grace_seconds: number;
+}
+
 /** A job policy with every v1 and extension field present. */
 export interface EffectivePolicy extends Omit<
   JobPolicy,
-  'max_concurrent' | 'queue_max' | 'catchup' | 'jitter'
+  'max_concurrent' | 'queue_max' | 'catchup' | 'jitter' | 'watch'
 > {
   /** Most active runs (default 1). `Allow` never limits, whatever this says. */
   max_concurrent: number;
@@ -43,6 +50,8 @@ export interface EffectivePolicy extends Omit<
   catchup: EffectiveCatchup;
   /** Jitter settings. */
   jitter: EffectiveJitter;
+  /** Watch settings (host mode, SPEC §15). */
+  watch: EffectiveWatch;
 }
 
 /** The job's policy with the extension defaults of §8 filled in. Does not modify `job`. */
@@ -63,6 +72,9 @@ export function effectivePolicy(job: Job): EffectivePolicy {
     jitter: {
       stable_seconds: policy.jitter?.stable_seconds ?? EXTENSION_DEFAULTS.jitter_stable_seconds,
       random_seconds: policy.jitter?.random_seconds ?? EXTENSION_DEFAULTS.jitter_random_seconds,
+    },
+    watch: {
+      grace_seconds: policy.watch?.grace_seconds ?? EXTENSION_DEFAULTS.watch_grace_seconds,
     },
   };
 }
@@ -116,12 +128,69 @@ export interface EffectiveNotify {
   repeat_every_seconds: number;
 }
 
-/** The job's notify entries with their defaults (empty when it has none). */
-export function effectiveNotify(job: Job): EffectiveNotify[] {
+/** The job's (or service's) notify entries with their defaults (empty when it has none). */
+export function effectiveNotify(job: { notify?: NotifyEntry[] }): EffectiveNotify[] {
   return (job.notify ?? []).map((n) => ({
     to: n.to,
     on: n.on ?? NOTIFY_DEFAULTS.on,
     slow_after_seconds: n.slow_after_seconds ?? NOTIFY_DEFAULTS.slow_after_seconds,
     repeat_every_seconds: n.repeat_every_seconds ?? NOTIFY_DEFAULTS.repeat_every_seconds,
   }));
+}
+
+/** A service with every default of SPEC §17 applied. */
+export interface EffectiveService {
+  argv: string[];
+  env: Record<string, string>;
+  env_from_secrets: Record<string, string>;
+  /** `null`: the HOME of the cronix process, else `/` (decided where the service runs). */
+  cwd: string | null;
+  instances: number;
+  restart: {
+    min_seconds: number;
+    max_seconds: number;
+    reset_after_seconds: number;
+    crash_loop_exits: number;
+    crash_loop_window_seconds: number;
+  };
+  graceful_stop_seconds: number;
+  max_output_bytes: number;
+  /** Null: an instance is ready once its process started. */
+  ready: { http_get: string | null; tcp: string | null; timeout_seconds: number } | null;
+  /** Events other than `failed` and `recovered` are dropped (a service has no others). */
+  notify: EffectiveNotify[];
+}
+
+/** The service with the defaults of SPEC §17 filled in. Does not modify `service`. */
+export function effectiveService(service: Service): EffectiveService {
+  const r = service.restart ?? {};
+  const d = SERVICE_DEFAULTS;
+  return {
+    argv: [...service.argv],
+    env: { ...service.env },
+    env_from_secrets: { ...service.env_from_secrets },
+    cwd: service.cwd ?? null,
+    instances: service.instances ?? d.instances,
+    restart: {
+      min_seconds: r.min_seconds ?? d.min_seconds,
+      max_seconds: r.max_seconds ?? d.max_seconds,
+      reset_after_seconds: r.reset_after_seconds ?? d.reset_after_seconds,
+      crash_loop_exits: r.crash_loop_exits ?? d.crash_loop_exits,
+      crash_loop_window_seconds: r.crash_loop_window_seconds ?? d.crash_loop_window_seconds,
+    },
+    graceful_stop_seconds: service.graceful_stop_seconds ?? d.graceful_stop_seconds,
+    max_output_bytes: service.max_output_bytes ?? d.max_output_bytes,
+    ready:
+      service.ready === undefined
+        ? null
+        : {
+            http_get: service.ready.http_get ?? null,
+            tcp: service.ready.tcp ?? null,
+            timeout_seconds: service.ready.timeout_seconds ?? d.ready_timeout_seconds,
+          },
+    notify: effectiveNotify(service).map((n) => ({
+      ...n,
+      on: n.on.filter((e) => e === 'failed' || e === 'recovered'),
+    })),
+  };
 }

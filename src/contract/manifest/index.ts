@@ -19,6 +19,7 @@ export {
   NOTIFY_EVENTS,
   RESERVED_ENV_PREFIX,
   SECRET_REF_PATTERN,
+  SERVICE_DEFAULTS,
   V1_DEFAULTS,
 } from './defaults.js';
 export {
@@ -33,6 +34,8 @@ export {
   PolicySchema,
   RequestSchema,
   RetriesSchema,
+  ServiceSchema,
+  type ServiceInput,
   type CommandInput,
   type JobInput,
   type ManifestInput,
@@ -61,6 +64,9 @@ export type {
   NotifyEntry,
   NotifyEvent,
   RetryPolicy,
+  Service,
+  ServiceReady,
+  ServiceRestart,
   SmtpNotifier,
   WebhookNotifier,
 } from './types.js';
@@ -70,6 +76,7 @@ export {
   canonicalize,
   canonicalJob,
   canonicalNotifier,
+  canonicalService,
   writeNotifiers as canonicalNotifiers,
 } from './canonical.js';
 export {
@@ -83,7 +90,9 @@ export {
   effectiveCommand,
   effectiveNotify,
   effectivePolicy,
+  effectiveService,
   isJobEnabled,
+  type EffectiveService,
   type EffectiveCommand,
   type EffectiveCatchup,
   type EffectiveJitter,
@@ -96,4 +105,5 @@ export {
   buildManifestJsonSchema,
   renderManifestJsonSchema,
 } from './json-schema.js';
+export { parseHostPort, readyAddress } from './service-rules.js';
 export { manifestWarnings, type ManifestWarning } from './warnings.js';

@@ -12,16 +12,23 @@ import type {
   NotifierInput,
   NotifyInput,
   PolicyInput,
+  ServiceInput,
 } from './schema.js';
 import type {
+  BlackoutWindow,
   CatchupPolicy,
   JitterPolicy,
+  WatchPolicy,
   Job,
+  JobManual,
   JobCommand,
   JobPolicy,
   Manifest,
   Notifier,
   NotifyEntry,
+  Service,
+  ServiceReady,
+  ServiceRestart,
 } from './types.js';
 
 /** Compares strings by UTF-16 code units (the order of the canonical form). */
@@ -64,6 +71,18 @@ function normalizeJitter(input: PolicyInput['jitter']): JitterPolicy | undefined
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
+function normalizeWatch(input: PolicyInput['watch']): WatchPolicy | undefined {
+  if (input?.grace_seconds === undefined) return undefined;
+  return { grace_seconds: input.grace_seconds };
+}
+
+/** A blackout window as written, reduced to its kind's fields (the rules checked it is one kind). */
+function normalizeWindow(w: NonNullable<PolicyInput['blackout']>[number]): BlackoutWindow {
+  if (w.cron !== undefined) return { cron: w.cron, duration_seconds: w.duration_seconds as number };
+  if (w.from !== undefined) return { from: w.from, to: w.to as string };
+  return { dates_file: w.dates_file as string };
+}
+
 function normalizePolicy(input: PolicyInput | undefined): JobPolicy {
   const policy: JobPolicy = {
     concurrency: input?.concurrency ?? V1_DEFAULTS.concurrency,
@@ -81,6 +100,11 @@ function normalizePolicy(input: PolicyInput | undefined): JobPolicy {
   if (catchup !== undefined) policy.catchup = catchup;
   const jitter = normalizeJitter(input?.jitter);
   if (jitter !== undefined) policy.jitter = jitter;
+  const watch = normalizeWatch(input?.watch);
+  if (watch !== undefined) policy.watch = watch;
+  if (input?.rate !== undefined)
+    policy.rate = { key: input.rate.key, per_second: input.rate.per_second };
+  if (input?.blackout !== undefined) policy.blackout = input.blackout.map(normalizeWindow);
   return policy;
 }
 
@@ -154,6 +178,11 @@ export function normalizeJob(input: JobInput): Job {
             url: request.url,
             headers: sortedRecord(request.headers ?? {}),
             body: request.body ?? V1_DEFAULTS.body,
+            // an empty map hashes like an absent one
+            ...(request.headers_from_secrets !== undefined &&
+            Object.keys(request.headers_from_secrets).length > 0
+              ? { headers_from_secrets: sortedRecord(request.headers_from_secrets) }
+              : {}),
           },
         }
       : {}),
@@ -165,12 +194,62 @@ export function normalizeJob(input: JobInput): Job {
   if (input.command !== undefined) job.command = normalizeCommand(input.command);
   if (input.notify !== undefined && input.notify.length > 0)
     job.notify = input.notify.map(normalizeNotify);
+  const manual: JobManual = {
+    ...(input.manual?.allow_body === true ? { allow_body: true as const } : {}),
+    ...(input.manual?.env_allowlist?.length
+      ? { env_allowlist: [...input.manual.env_allowlist].sort(compareCodeUnits) }
+      : {}),
+  };
+  if (Object.keys(manual).length > 0) job.manual = manual;
   return job;
+}
+
+/** Copies the fields of `input` that are set, in the order of `keys`. */
+function setFields<T extends object>(input: T, keys: readonly (keyof T)[]): Partial<T> {
+  const out: Partial<T> = {};
+  for (const key of keys) if (input[key] !== undefined) out[key] = input[key];
+  return out;
+}
+
+/**
+ * A service as written (SPEC §17): only the fields the input set; empty maps, lists and
+ * sub-objects are dropped (they hash like absent ones); map keys sorted by code unit.
+ */
+export function normalizeService(input: ServiceInput): Service {
+  const out: Service = { argv: [...input.argv] };
+  if (input.env !== undefined && Object.keys(input.env).length > 0)
+    out.env = sortedRecord(input.env);
+  if (input.env_from_secrets !== undefined && Object.keys(input.env_from_secrets).length > 0)
+    out.env_from_secrets = sortedRecord(input.env_from_secrets);
+  if (input.cwd !== undefined) out.cwd = input.cwd;
+  if (input.instances !== undefined) out.instances = input.instances;
+  if (input.restart !== undefined) {
+    const restart: ServiceRestart = setFields(input.restart, [
+      'min_seconds',
+      'max_seconds',
+      'reset_after_seconds',
+      'crash_loop_exits',
+      'crash_loop_window_seconds',
+    ]);
+    if (Object.keys(restart).length > 0) out.restart = restart;
+  }
+  if (input.graceful_stop_seconds !== undefined)
+    out.graceful_stop_seconds = input.graceful_stop_seconds;
+  if (input.max_output_bytes !== undefined) out.max_output_bytes = input.max_output_bytes;
+  if (input.ready !== undefined) {
+    const ready: ServiceReady = setFields(input.ready, ['http_get', 'tcp', 'timeout_seconds']);
+    if (Object.keys(ready).length > 0) out.ready = ready;
+  }
+  if (input.notify !== undefined && input.notify.length > 0)
+    out.notify = input.notify.map(normalizeNotify);
+  return out;
 }
 
 /** Normalizes a manifest that passed structural and semantic validation. */
 export function normalizeManifest(input: ManifestInput): Manifest {
-  const jobs = input.jobs.map(normalizeJob).sort((a, b) => compareCodeUnits(a.name, b.name));
+  const jobs = (input.jobs ?? [])
+    .map(normalizeJob)
+    .sort((a, b) => compareCodeUnits(a.name, b.name));
   const manifest: Manifest = { version: 1, app: input.app, jobs };
   const names = Object.keys(input.notifiers ?? {}).sort(compareCodeUnits);
   if (names.length > 0) {
@@ -183,6 +262,18 @@ export function normalizeManifest(input: ManifestInput): Manifest {
         configurable: true,
       });
     manifest.notifiers = notifiers;
+  }
+  const serviceNames = Object.keys(input.services ?? {}).sort(compareCodeUnits);
+  if (serviceNames.length > 0) {
+    const services: Record<string, Service> = {};
+    for (const name of serviceNames)
+      Object.defineProperty(services, name, {
+        value: normalizeService(input.services![name] as ServiceInput),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    manifest.services = services;
   }
   return manifest;
 }

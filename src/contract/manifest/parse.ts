@@ -4,6 +4,7 @@
  */
 import { locateJsonSyntaxError } from './json-location.js';
 import { checkSemantics } from './semantic.js';
+import { hasServices } from './service-rules.js';
 import { checkStructure, MAX_ERRORS } from './structural.js';
 import { normalizeManifest } from './normalize.js';
 import type { ManifestInput } from './schema.js';
@@ -55,8 +56,22 @@ function errorText(err: unknown): string {
   }
 }
 
+/**
+ * `jobs` is 0..256 in the schema so that a services-only manifest passes (SPEC §17); without
+ * services it is 1..256, and the structural messages about it say so.
+ */
+function jobsRange(errors: ManifestError[], raw: unknown): ManifestError[] {
+  if (hasServices(raw)) return errors;
+  return errors.map((e) =>
+    e.path === 'jobs'
+      ? { ...e, message: e.message.replace(/\barray of at most /, 'array of 1 to ') }
+      : e,
+  );
+}
+
 function validate(raw: unknown): ManifestParseResult {
-  const structure = checkStructure(raw);
+  const checked = checkStructure(raw);
+  const structure = { ...checked, errors: jobsRange(checked.errors, raw) };
   const semantic = checkSemantics(raw);
   if (structure.valid && semantic.length === 0) {
     return { ok: true, manifest: normalizeManifest(raw as ManifestInput) };

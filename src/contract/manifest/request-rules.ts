@@ -11,8 +11,8 @@ export function redactUserinfo(text: string): string {
 }
 
 /**
- * Checks a job URL. Returns null when it is an absolute `http:`/`https:` URL with a host, no
- * user name or password, and no whitespace or control characters; else a message that never
+ * Checks a job URL. Returns null when it is an absolute `http:`/`https:` URL written
+ * `scheme://host…` with a host, no user name or password, and no whitespace or control characters; else a message that never
  * echoes credentials.
  */
 export function checkUrl(url: string): string | null {
@@ -33,7 +33,11 @@ export function checkUrl(url: string): string | null {
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     return `expected an http:// or https:// URL, found scheme ${quote(parsed.protocol)} in ${shown()}`;
   }
-  if (parsed.hostname === '') return `expected a URL with a host, found ${shown()}`;
+  // the WHATWG parser reads `https:/x`, `http:///x` and `http:\\x` as host `x`: the URL must
+  // say `scheme://host` literally, as every other tool that reads the manifest expects
+  if (parsed.hostname === '' || !/^https?:\/\/[^/\\?#@]/i.test(url)) {
+    return `expected a URL of the form http://host/path or https://host/path (two slashes, then the host), found ${shown()}`;
+  }
   if (parsed.username !== '' || parsed.password !== '') {
     return `a URL must not contain a user name or password (found in ${shown()}); keep secrets out of the manifest: requests are signed with auth.secret_refs`;
   }

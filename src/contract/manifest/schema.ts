@@ -6,13 +6,16 @@
  * Rules that JSON Schema cannot say well (unique names, schedule syntax, time zones, URLs,
  * reserved headers, cross-field constraints) live in `semantic.ts` and are described here.
  */
-import {
-  Type,
-  type Static,
-  type TLiteral,
-  type TUnion,
-  type SchemaOptions,
-} from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
+import { envMap, int, literalUnion } from './schema-parts.js';
+import { NotifySchema } from './notify-schema.js';
+import { ServiceSchema } from './service-schema.js';
+import type { PolicyInput } from './types.js';
+import { BlackoutSchema } from './blackout-schema.js';
+
+export { NotifySchema, type NotifyInput } from './notify-schema.js';
+export { BlackoutSchema, BlackoutWindowSchema, BLACKOUT_LIMITS } from './blackout-schema.js';
+export { ReadySchema, RestartSchema, ServiceSchema, type ServiceInput } from './service-schema.js';
 import {
   CATCHUP_MODES,
   CONCURRENCY_POLICIES,
@@ -30,32 +33,13 @@ import {
   NO_NUL_PATTERN,
   NOTIFIER_TYPES,
   NOTIFY_DEFAULTS,
-  NOTIFY_EVENTS,
   SECRET_REF_PATTERN,
   V1_DEFAULTS,
 } from './defaults.js';
 
-/** A union of string literals (rendered as `anyOf` of `const` in JSON Schema). */
-function literalUnion<const T extends readonly [string, ...string[]]>(
-  values: T,
-  options: SchemaOptions,
-): TUnion<TLiteral<T[number]>[]> {
-  return Type.Union(
-    values.map((v) => Type.Literal(v)),
-    options,
-  ) as unknown as TUnion<TLiteral<T[number]>[]>;
-}
-
-/** An integer field with inclusive bounds. */
-function int(min: number, max: number | undefined, options: SchemaOptions) {
-  return Type.Integer(
-    max === undefined ? { minimum: min, ...options } : { minimum: min, maximum: max, ...options },
-  );
-}
-
 const ScheduleExpression = Type.String({
   description:
-    '5-field cron (min hour dom month dow), 6-field cron with seconds first (sec min hour dom month dow; daemon mode and the systemd backend only), a shortcut (@hourly @daily @midnight @weekly @monthly @yearly @annually) or @every <N>{s|m|h} of at least 1 s (below 60 s: daemon mode and the systemd backend only).',
+    '5-field cron (min hour dom month dow; L alone in dom is the last day of the month, daemon mode only), 6-field cron with seconds first (sec min hour dom month dow; daemon mode and the systemd backend only), a shortcut (@hourly @daily @midnight @weekly @monthly @yearly @annually) or @every <N>{s|m|h} of at least 1 s (below 60 s: daemon mode and the systemd backend only).',
 });
 
 /** `jobs[].request`. */
@@ -89,18 +73,22 @@ export const RequestSchema = Type.Object(
         default: V1_DEFAULTS.body,
       }),
     ),
+    headers_from_secrets: Type.Optional(
+      Type.Record(
+        Type.String({ pattern: HEADER_NAME_PATTERN }),
+        Type.String({ pattern: SECRET_REF_PATTERN }),
+        {
+          additionalProperties: false,
+          maxProperties: LIMITS.headersFromSecrets.max,
+          description:
+            'Extension: request headers whose values are secret refs (env:NAME, file:/path, raw:literal), resolved by cronix at start-up and sent on every attempt; never shown by the API or the UI, redacted from errors. The same names as headers: not reserved, not also in headers (ignoring case).',
+          default: {},
+        },
+      ),
+    ),
   },
   { additionalProperties: false, description: 'The HTTP request sent at each fire.' },
 );
-
-/** A map from environment variable names to strings matching `valuePattern`. */
-function envMap(valuePattern: string, maxProperties: number, description: string) {
-  return Type.Record(
-    Type.String({ pattern: ENV_NAME_PATTERN }),
-    Type.String({ pattern: valuePattern }),
-    { additionalProperties: false, maxProperties, description, default: {} },
-  );
-}
 
 /** A list of process exit codes. */
 function exitCodes(minItems: number, description: string, defaults: readonly number[]) {
@@ -242,6 +230,44 @@ export const JitterSchema = Type.Object(
   { additionalProperties: false, description: 'Daemon mode: delay fires to spread load.' },
 );
 
+/** `jobs[].policy.watch` (extension, SPEC §15). */
+export const WatchSchema = Type.Object(
+  {
+    grace_seconds: Type.Optional(
+      int(LIMITS.watchGraceSeconds.min, LIMITS.watchGraceSeconds.max, {
+        description:
+          'cronix serve --watch: seconds after an expected fire with no report from any host before the fire is recorded missed.',
+        default: EXTENSION_DEFAULTS.watch_grace_seconds,
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Host mode: how a cronix serve --watch expects this job's reports (accepted by every backend).",
+  },
+);
+
+/** `jobs[].policy.rate` (daemon mode, SPEC §16 "Rate limits"). */
+export const RateSchema = Type.Object(
+  {
+    key: Type.String({
+      pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+      description:
+        'The target the rate protects (e.g. its host); every job naming the same key shares one budget.',
+    }),
+    per_second: int(1, 10_000, {
+      description:
+        'At most this many attempts start in any one-second window across the jobs of the key (the lowest per_second of those jobs applies).',
+    }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Daemon mode: a per-target rate limit on attempts, whatever their trigger; waiting runs say so.',
+  },
+);
+
 /** `jobs[].policy`. */
 export const PolicySchema = Type.Object(
   {
@@ -260,7 +286,8 @@ export const PolicySchema = Type.Object(
     ),
     timeout_seconds: Type.Optional(
       int(LIMITS.timeoutSeconds.min, LIMITS.timeoutSeconds.max, {
-        description: 'Deadline of one attempt in seconds.',
+        description:
+          'Deadline of one attempt in seconds: 1..600 for an HTTP job (the v1 limit), 1..86400 for a command job.',
         default: V1_DEFAULTS.timeout_seconds,
       }),
     ),
@@ -279,6 +306,9 @@ export const PolicySchema = Type.Object(
     ),
     catchup: Type.Optional(CatchupSchema),
     jitter: Type.Optional(JitterSchema),
+    watch: Type.Optional(WatchSchema),
+    rate: Type.Optional(RateSchema),
+    blackout: Type.Optional(BlackoutSchema),
   },
   { additionalProperties: false, description: 'Overlap, timeout and retry policy.' },
 );
@@ -297,41 +327,6 @@ export const AuthSchema = Type.Object(
     ),
   },
   { additionalProperties: false, description: 'Request signing.' },
-);
-
-/** One entry of `jobs[].notify` (extension, SPEC §12). */
-export const NotifySchema = Type.Object(
-  {
-    to: Type.String({
-      pattern: NAME_PATTERN,
-      description: 'Name of a notifier defined in the top-level "notifiers".',
-    }),
-    on: Type.Optional(
-      Type.Array(literalUnion(NOTIFY_EVENTS, {}), {
-        minItems: 1,
-        maxItems: NOTIFY_EVENTS.length,
-        uniqueItems: true,
-        description:
-          'Events to notify: failed (app_rejected, retries_exhausted, crashed, internal_error), missed (a fire recorded missed), recovered (the first success after failed or missed), slow (a run still active after slow_after_seconds).',
-        default: [...NOTIFY_DEFAULTS.on],
-      }),
-    ),
-    slow_after_seconds: Type.Optional(
-      int(LIMITS.slowAfterSeconds.min, LIMITS.slowAfterSeconds.max, {
-        description:
-          'A run still active after this many seconds is "slow"; only with "slow" in on.',
-        default: NOTIFY_DEFAULTS.slow_after_seconds,
-      }),
-    ),
-    repeat_every_seconds: Type.Optional(
-      int(LIMITS.repeatEverySeconds.min, LIMITS.repeatEverySeconds.max, {
-        description:
-          'Repeated failed/missed events of the job notify at most once per this many seconds, with the count since the last message.',
-        default: NOTIFY_DEFAULTS.repeat_every_seconds,
-      }),
-    ),
-  },
-  { additionalProperties: false, description: 'Who to tell about which events of this job.' },
 );
 
 const SecretRef = Type.String({ pattern: SECRET_REF_PATTERN });
@@ -413,6 +408,32 @@ export const NotifierSchema = Type.Object(
   },
 );
 
+/** What a manual trigger may carry (daemon mode, SPEC §16 "Run parameters"). */
+export const ManualSchema = Type.Object(
+  {
+    allow_body: Type.Optional(
+      Type.Boolean({
+        description:
+          'HTTP jobs: a manual trigger may give the request body of its run ("body", at most 65536 bytes).',
+        default: false,
+      }),
+    ),
+    env_allowlist: Type.Optional(
+      Type.Array(Type.String({ pattern: ENV_NAME_PATTERN }), {
+        maxItems: 64,
+        uniqueItems: true,
+        description:
+          'Command jobs: the environment variables a manual trigger may set ("env"; values at most 4096 bytes, no NUL).',
+        default: [],
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'Daemon mode: what a manual trigger may carry, recorded with its run.',
+  },
+);
+
 /** One entry of `jobs`. Exactly one of `schedule` / `schedules` (checked in `semantic.ts`). */
 export const JobSchema = Type.Object(
   {
@@ -458,6 +479,7 @@ export const JobSchema = Type.Object(
         default: [],
       }),
     ),
+    manual: Type.Optional(ManualSchema),
   },
   {
     additionalProperties: false,
@@ -476,11 +498,16 @@ export const ManifestSchema = Type.Object(
   {
     version: Type.Literal(1, { description: 'Manifest format version; must be 1.' }),
     app: Type.String({ pattern: NAME_PATTERN, description: 'Application name.' }),
-    jobs: Type.Array(JobSchema, {
-      minItems: LIMITS.jobs.min,
-      maxItems: LIMITS.jobs.max,
-      description: 'The jobs of this application; names must be unique.',
-    }),
+    // 1..256 jobs, required; 0..256 (and optional) when `services` is present: semantic.ts
+    // says so in the manifest's words, the `anyOf` below tells editors
+    jobs: Type.Optional(
+      Type.Array(JobSchema, {
+        minItems: 0,
+        maxItems: LIMITS.jobs.max,
+        description:
+          'The jobs of this application (1 to 256; 0 to 256 when "services" is present); names must be unique.',
+      }),
+    ),
     notifiers: Type.Optional(
       Type.Record(Type.String({ pattern: NAME_PATTERN }), NotifierSchema, {
         additionalProperties: false,
@@ -489,8 +516,28 @@ export const ManifestSchema = Type.Object(
         default: {},
       }),
     ),
+    services: Type.Optional(
+      Type.Record(Type.String({ pattern: NAME_PATTERN }), ServiceSchema, {
+        additionalProperties: false,
+        maxProperties: LIMITS.services.max,
+        description:
+          'Supervised services by name (daemon mode, SPEC §17); a name is not also a job name.',
+        default: {},
+      }),
+    ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    // For editors only: the compiled checker ignores `allOf`; service-rules.ts reports this rule.
+    allOf: [
+      {
+        anyOf: [
+          { required: ['services'], properties: { services: { minProperties: 1 } } },
+          { required: ['jobs'], properties: { jobs: { minItems: 1 } } },
+        ],
+      },
+    ],
+  },
 );
 
 /** A manifest as written (before defaults and normalization); the type of valid raw input. */
@@ -503,7 +550,12 @@ export type RequestInput = Static<typeof RequestSchema>;
 export type CommandInput = Static<typeof CommandSchema>;
 /** A notifier as written. */
 export type NotifierInput = Static<typeof NotifierSchema>;
-/** A notify entry as written. */
-export type NotifyInput = Static<typeof NotifySchema>;
-/** A job's policy as written. */
-export type PolicyInput = Static<typeof PolicySchema>;
+/** A job's policy as written: the plain interface of `types.ts`, which the SDK publishes. */
+export type { PolicyInput };
+
+/** `true` when A and B are the same type (not merely assignable: all-optional objects always are). */
+type Same<A, B> =
+  (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type Assert<T extends true> = T;
+/** Compiles only while `PolicyInput` is exactly what `PolicySchema` accepts (no drift). */
+export type PolicyInputIsTheSchema = Assert<Same<PolicyInput, Static<typeof PolicySchema>>>;

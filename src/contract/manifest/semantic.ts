@@ -12,9 +12,11 @@ import {
   EXTENSION_DEFAULTS,
 } from './defaults.js';
 import { childPath, isRecord, own, quote } from './describe.js';
+import { checkBlackout } from './blackout-rules.js';
 import { checkCommand } from './command-rules.js';
 import { checkNotifications } from './notify-rules.js';
 import { checkReservedHeader, checkUrl } from './request-rules.js';
+import { checkServices } from './service-rules.js';
 import type { ManifestError } from './types.js';
 
 /** Collects errors; `add` keeps the call sites short. */
@@ -93,22 +95,30 @@ function checkRequest(out: Collector, request: unknown, path: string): void {
     const message = checkUrl(url);
     if (message !== null) out.add(childPath(path, 'url'), message);
   }
-  const headers = own(request, 'headers');
-  if (!isRecord(headers)) return;
+  // static headers, then those from secrets: one namespace, ignoring letter case
   const seen = new Map<string, string>();
-  const headersPath = childPath(path, 'headers');
-  for (const name of Object.keys(headers)) {
-    const reserved = checkReservedHeader(name);
-    if (reserved !== null) out.add(childPath(headersPath, name), reserved);
-    const lower = name.toLowerCase();
-    const first = seen.get(lower);
-    if (first === undefined) {
-      seen.set(lower, name);
-    } else {
-      out.add(
-        childPath(headersPath, name),
-        `duplicate header ${quote(name)}: header names ignore letter case and ${quote(first)} is already set`,
-      );
+  for (const field of ['headers', 'headers_from_secrets'] as const) {
+    const headers = own(request, field);
+    if (!isRecord(headers)) continue;
+    const fieldPath = childPath(path, field);
+    for (const name of Object.keys(headers)) {
+      const reserved = checkReservedHeader(name);
+      if (reserved !== null) out.add(childPath(fieldPath, name), reserved);
+      const lower = name.toLowerCase();
+      const first = seen.get(lower);
+      if (first === undefined) {
+        seen.set(lower, `${field}/${name}`);
+      } else if (first.startsWith('headers/') && field === 'headers_from_secrets') {
+        out.add(
+          childPath(fieldPath, name),
+          `header ${quote(name)} is also set in headers (${quote(first.slice(8))}); set it in one of headers and headers_from_secrets`,
+        );
+      } else {
+        out.add(
+          childPath(fieldPath, name),
+          `duplicate header ${quote(name)}: header names ignore letter case and ${quote(first.slice(first.indexOf('/') + 1))} is already set`,
+        );
+      }
     }
   }
 }
@@ -130,9 +140,18 @@ function checkRetries(out: Collector, retries: unknown, path: string): void {
   );
 }
 
-function checkPolicy(out: Collector, policy: unknown, path: string): void {
+function checkPolicy(out: Collector, policy: unknown, path: string, http: boolean): void {
   if (policy !== undefined && !isRecord(policy)) return;
   checkRetries(out, own(policy, 'retries'), childPath(path, 'retries'));
+  checkBlackout((p, m) => out.add(p, m), own(policy, 'blackout'), childPath(path, 'blackout'));
+  const timeout = own(policy, 'timeout_seconds');
+  const { max } = LIMITS.httpTimeoutSeconds;
+  if (http && typeof timeout === 'number' && Number.isInteger(timeout) && timeout > max) {
+    out.add(
+      childPath(path, 'timeout_seconds'),
+      `expected an integer from 1 to ${max} for an HTTP job (only command jobs may run up to ${LIMITS.timeoutSeconds.max}), found ${timeout}`,
+    );
+  }
   const rawConcurrency = own(policy, 'concurrency');
   const concurrency =
     rawConcurrency === undefined
@@ -201,7 +220,43 @@ function checkJob(
   }
   if (isRecord(request)) checkRequest(out, request, childPath(path, 'request'));
   checkCommand((p, m) => out.add(p, m), command, childPath(path, 'command'));
-  checkPolicy(out, own(job, 'policy'), childPath(path, 'policy'));
+  checkManual(out, own(job, 'manual'), request !== undefined, command, childPath(path, 'manual'));
+  checkPolicy(
+    out,
+    own(job, 'policy'),
+    childPath(path, 'policy'),
+    request !== undefined && command === undefined,
+  );
+}
+
+/**
+ * `manual` (SPEC §16): `allow_body` only for an HTTP job, `env_allowlist` only for a command job
+ * and never a name of its `env_from_secrets` (a trigger must not replace a secret).
+ */
+function checkManual(
+  out: Collector,
+  manual: unknown,
+  isHttp: boolean,
+  command: unknown,
+  path: string,
+): void {
+  if (!isRecord(manual)) return;
+  if (manual['allow_body'] === true && !isHttp)
+    out.add(childPath(path, 'allow_body'), 'allow_body is for HTTP jobs (a request body)');
+  const allow = manual['env_allowlist'];
+  if (!Array.isArray(allow) || allow.length === 0) return;
+  if (!isRecord(command)) {
+    out.add(childPath(path, 'env_allowlist'), 'env_allowlist is for command jobs');
+    return;
+  }
+  const secret = command['env_from_secrets'];
+  allow.forEach((name, i) => {
+    if (typeof name === 'string' && isRecord(secret) && Object.hasOwn(secret, name))
+      out.add(
+        childPath(childPath(path, 'env_allowlist'), String(i)),
+        `${quote(name)} is set from a secret (command.env_from_secrets); a manual trigger may not replace it`,
+      );
+  });
 }
 
 /**
@@ -211,6 +266,7 @@ function checkJob(
 export function checkSemantics(raw: unknown): ManifestError[] {
   const out = new Collector();
   checkNotifications((p, m) => out.add(p, m), raw, LIMITS.jobs.max);
+  checkServices((p, m) => out.add(p, m), raw);
   const jobs = own(raw, 'jobs');
   if (!Array.isArray(jobs)) return out.errors;
   const names = new Map<string, number>();

@@ -6,15 +6,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { Value } from '@sinclair/typebox/value';
 import { ManifestSchema } from './schema.js';
-import {
-  childPath,
-  describeSchema,
-  describeValue,
-  isRecord,
-  mismatch,
-  own,
-  unknownField,
-} from './describe.js';
+import { childPath, describeSchema, isRecord, mismatch, own, unknownField } from './describe.js';
 import type { ManifestError } from './types.js';
 
 /** Compiled once at module load. */
@@ -72,10 +64,7 @@ function recordKeyErrors(root: unknown, error: ValueError): ManifestError[] {
   for (const [key, value] of Object.entries(record)) {
     if (regex.test(key)) continue;
     const path = childPath(parent, key);
-    errors.push({
-      path,
-      message: `expected ${describeSchema(keySchema)}, found ${describeValue(key)}`,
-    });
+    errors.push({ path, message: mismatch(keySchema, key) });
     if (isRecord(valueSchema) && !Value.Check(valueSchema as never, value)) {
       errors.push({ path, message: mismatch(valueSchema, value) });
     }

@@ -71,6 +71,11 @@ export interface JobRequest {
   headers: Record<string, string>;
   /** Body sent verbatim on every attempt (default `""`). */
   body: string;
+  /**
+   * Extension: header name → secret ref, resolved by cronix and sent on every attempt (never
+   * shown). Present only when not empty; the canonical form sorts it by code unit.
+   */
+  headers_from_secrets?: Record<string, string>;
 }
 
 /**
@@ -125,13 +130,22 @@ export interface JitterPolicy {
   random_seconds?: number;
 }
 
+/**
+ * Host-mode watching as written (extension, SPEC §15): only the fields the input set. It is the
+ * watcher's (`cronix serve --watch`) setting, so every backend accepts it.
+ */
+export interface WatchPolicy {
+  /** Seconds after an expected fire before it is recorded `missed`, 10..86,400 (effective default 120). */
+  grace_seconds?: number;
+}
+
 /** Overlap, timeout and retry policy of a job. */
 export interface JobPolicy {
   /** Overlap policy (default `Forbid`). */
   concurrency: Concurrency;
   /** Lock scope (default `host`). */
   concurrency_scope: ConcurrencyScope;
-  /** Deadline of one attempt in seconds, 1..600 (default 60). */
+  /** Deadline of one attempt in seconds: 1..600 for HTTP jobs, 1..86,400 for command jobs (default 60). */
   timeout_seconds: number;
   /** Retry policy. */
   retries: RetryPolicy;
@@ -143,6 +157,89 @@ export interface JobPolicy {
   catchup?: CatchupPolicy;
   /** Extension: jitter settings (present only when the input set at least one field). */
   jitter?: JitterPolicy;
+  /** Extension: watched-job settings (present only when the input set at least one field). */
+  watch?: WatchPolicy;
+  /** Extension (daemon, SPEC §16): a per-target rate limit on attempts. */
+  rate?: RatePolicy;
+  /** Extension (daemon, SPEC §16 "Calendars"): blackout windows, in the order written. */
+  blackout?: BlackoutWindow[];
+}
+
+/** A recurring blackout window: each instant of `cron` starts one lasting `duration_seconds`. */
+export interface BlackoutCron {
+  cron: string;
+  duration_seconds: number;
+}
+
+/** A blackout range of instants `[from, to)`, RFC 3339 as written. */
+export interface BlackoutRange {
+  from: string;
+  to: string;
+}
+
+/**
+ * A holiday list: whole days in the job's zone, read from `dates_file`. `dates` is not part of
+ * the manifest: the manifest loader (`src/source/dates-files.ts`) fills it with the file's
+ * dates (sorted, each once) when it reads a manifest file; `parseManifest` never sets it and
+ * the canonical form leaves it out.
+ */
+export interface BlackoutDates {
+  /** As written: absolute, or relative to the manifest file's directory. */
+  dates_file: string;
+  /** Filled by the loader: `YYYY-MM-DD` dates, sorted, unique. */
+  dates?: readonly string[];
+}
+
+/** One window of `policy.blackout`. */
+export type BlackoutWindow = BlackoutCron | BlackoutRange | BlackoutDates;
+
+/** `policy.rate`: at most `per_second` attempts in any second across the jobs naming `key`. */
+export interface RatePolicy {
+  key: string;
+  per_second: number;
+}
+
+/**
+ * A job's policy as written (before defaults): the input of `jobs[].policy`, and the `policy` of
+ * the SDK's `defineApp` jobs. A plain interface rather than TypeBox's `Static<typeof
+ * PolicySchema>`, so the SDK's published declarations need no TypeBox; `schema.ts` proves at
+ * compile time that the two are the same type.
+ */
+export interface PolicyInput {
+  /** Overlap policy (default `Forbid`). */
+  concurrency?: Concurrency;
+  /** Lock scope (default `host`). */
+  concurrency_scope?: ConcurrencyScope;
+  /** Deadline of one attempt in seconds: 1..600 for HTTP jobs, 1..86,400 for command jobs (default 60). */
+  timeout_seconds?: number;
+  /** Retry policy; each field defaults on its own. */
+  retries?: Partial<RetryPolicy>;
+  /** Extension (daemon): most active runs; not with `Allow`. */
+  max_concurrent?: number;
+  /** Extension (daemon): queue bound; only with `Enqueue`. */
+  queue_max?: number;
+  /** Extension (daemon): catch-up after downtime. */
+  catchup?: CatchupPolicy;
+  /** Extension (daemon): delay fires to spread load. */
+  jitter?: JitterPolicy;
+  /** Extension (host mode): how `cronix serve --watch` expects the job's reports. */
+  watch?: WatchPolicy;
+  /** Extension (daemon): a per-target rate limit on attempts. */
+  rate?: RatePolicy;
+  /** Extension (daemon, SPEC §16 "Calendars"): windows whose fires are recorded `skipped`. */
+  blackout?: BlackoutWindowInput[];
+}
+
+/**
+ * A blackout window as written: exactly one of `{cron, duration_seconds}`, `{from, to}` or
+ * `{dates_file}` (the manifest rules report any other mix).
+ */
+export interface BlackoutWindowInput {
+  cron?: string;
+  duration_seconds?: number;
+  from?: string;
+  to?: string;
+  dates_file?: string;
 }
 
 /** Request signing settings of a job. */
@@ -173,6 +270,16 @@ export interface Job {
   description?: string;
   /** Extension: failure notifications (present only when the input set a non-empty list). */
   notify?: NotifyEntry[];
+  /** Extension (daemon): what a manual trigger may carry; present only when it allows something. */
+  manual?: JobManual;
+}
+
+/** What a manual trigger of a job may carry (SPEC §16 "Run parameters"). */
+export interface JobManual {
+  /** HTTP jobs: the trigger may give its run's request body (present only when true). */
+  allow_body?: true;
+  /** Command jobs: the environment names the trigger may set, sorted (present only when not empty). */
+  env_allowlist?: string[];
 }
 
 /** A normalized manifest. */
@@ -185,6 +292,50 @@ export interface Manifest {
   jobs: Job[];
   /** Extension: notifiers by name, keys sorted (present only when the input set at least one). */
   notifiers?: Record<string, Notifier>;
+  /** Extension: supervised services by name, keys sorted (present only when the input set one, SPEC §17). */
+  services?: Record<string, Service>;
+}
+
+/** `services.<name>.restart` as written (SPEC §17): only the fields the input set. */
+export interface ServiceRestart {
+  /** First backoff delay in seconds (effective default 1). */
+  min_seconds?: number;
+  /** Backoff ceiling in seconds (effective default 60). */
+  max_seconds?: number;
+  /** Up this long, an instance's backoff starts again from min_seconds (effective default 60). */
+  reset_after_seconds?: number;
+  /** Exits within the window that make a crash loop (effective default 3). */
+  crash_loop_exits?: number;
+  /** The crash loop's window in seconds (effective default 60). */
+  crash_loop_window_seconds?: number;
+}
+
+/** `services.<name>.ready` as written: exactly one of `http_get` and `tcp`. */
+export interface ServiceReady {
+  /** `http://…` URL answered 2xx when ready; `{instance}` is replaced by the instance index. */
+  http_get?: string;
+  /** `HOST:PORT` accepting a connection when ready; `{instance}` is replaced likewise. */
+  tcp?: string;
+  /** Longest wait for readiness after a start (effective default 60). */
+  timeout_seconds?: number;
+}
+
+/**
+ * A supervised service (extension, SPEC §17): a long-running command kept alive with
+ * `instances` copies. Only the fields the input set are present (`effectiveService` applies the
+ * defaults); `env` and `env_from_secrets` keep their keys sorted by code unit.
+ */
+export interface Service {
+  argv: string[];
+  env?: Record<string, string>;
+  env_from_secrets?: Record<string, string>;
+  cwd?: string;
+  instances?: number;
+  restart?: ServiceRestart;
+  graceful_stop_seconds?: number;
+  max_output_bytes?: number;
+  ready?: ServiceReady;
+  notify?: NotifyEntry[];
 }
 
 /**

@@ -15,6 +15,12 @@ export interface ManifestWarning {
 export function manifestWarnings(manifest: Manifest): ManifestWarning[] {
   const out: ManifestWarning[] = [];
   for (const job of manifest.jobs) {
+    if (job.policy.concurrency_scope === 'global')
+      out.push({
+        job: job.name,
+        message:
+          'concurrency_scope global takes a Redis lock shared by every daemon and host: cronix serve refuses to start without --lock-backend redis://host:6379 (or CRONIX_REDIS_URL), and so does cronix trigger (apply --lock-backend); use scope "host" (the default) when one daemon or one host runs the job',
+      });
     if (job.command !== undefined) {
       // a command job signs nothing (SPEC §11): its refs would never be read
       if (job.auth.secret_refs.length > 0)

@@ -38,6 +38,11 @@ export interface CronSpec {
   readonly hours: Uint8Array;
   /** Days of month, index 1..31 (index 0 unused). */
   readonly doms: Uint8Array;
+  /**
+   * The day-of-month field lists `L`: the last day of each month matches too (28, 29, 30 or
+   * 31), as one more day-of-month value for the classic day rule.
+   */
+  readonly lastDom: boolean;
   /** Months, index 1..12 (index 0 unused). */
   readonly months: Uint8Array;
   /** Days of week 0..6, Sunday = 0 (a `7` in the source sets index 0). */
@@ -79,7 +84,8 @@ export const MIN_EVERY_SECONDS = 1;
 /** Largest `@every` interval accepted (100 years); longer ones are surely typos. */
 export const MAX_EVERY_SECONDS = 100 * 366 * 86_400;
 
-const SHORTCUTS: Readonly<Record<string, string>> = {
+/** The `@` shortcuts and the five-field expressions they stand for. */
+export const SHORTCUTS: Readonly<Record<string, string>> = {
   '@yearly': '0 0 1 1 *',
   '@annually': '0 0 1 1 *',
   '@monthly': '0 0 1 * *',
@@ -89,17 +95,28 @@ const SHORTCUTS: Readonly<Record<string, string>> = {
   '@hourly': '0 * * * *',
 };
 
-const EVERY_RE = /^@every\s+(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/i;
+const DURATION_RE = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/i;
+
+/**
+ * A duration as `@every` writes it — hours, minutes and seconds in that order, each optional
+ * (`90s`, `5m`, `1h30m`, `2h`) — in whole seconds; null when `text` is not one (or is empty).
+ */
+export function parseDuration(text: string): number | null {
+  const match = DURATION_RE.exec(text);
+  if (!match || (match[1] === undefined && match[2] === undefined && match[3] === undefined))
+    return null;
+  return Number(match[1] ?? 0) * 3600 + Number(match[2] ?? 0) * 60 + Number(match[3] ?? 0);
+}
 
 function parseEvery(source: string): ScheduleParseResult {
-  const match = EVERY_RE.exec(source);
-  if (!match || (match[1] === undefined && match[2] === undefined && match[3] === undefined)) {
+  const spaced = /^@every\s+(\S+)$/i.exec(source);
+  const seconds = spaced ? parseDuration(spaced[1] as string) : null;
+  if (seconds === null) {
     return {
       ok: false,
       error: `${echo(source)} is not a valid @every interval (expected e.g. "@every 5m", "@every 1h30m", "@every 10s")`,
     };
   }
-  const seconds = Number(match[1] ?? 0) * 3600 + Number(match[2] ?? 0) * 60 + Number(match[3] ?? 0);
   if (seconds < MIN_EVERY_SECONDS) {
     return {
       ok: false,
@@ -118,8 +135,10 @@ function canEverFire(
   doms: Uint8Array,
   domStar: boolean,
   dowStar: boolean,
+  lastDom: boolean,
 ): boolean {
   if (!domStar && !dowStar) return true; // either rule: any weekday eventually matches
+  if (lastDom) return true; // every month has a last day
   for (let m = 1; m <= 12; m++) {
     if (months[m] !== 1) continue;
     const maxDay = daysInMonth(2000, m); // 2000 is a leap year: Feb has 29 days
@@ -192,12 +211,14 @@ function parseUncached(expression: string): ScheduleParseResult {
       Uint8Array,
       Uint8Array,
     ];
+    const lastDom = doms[0] === 1;
+    doms[0] = 0;
     const dows = dowsRaw.slice(0, 7);
     if (dowsRaw[7] === 1) dows[0] = 1; // 7 is Sunday too
     const [minuteField, hourField, domField, , dowField] = fields;
     const domStar = domField.startsWith('*');
     const dowStar = dowField.startsWith('*');
-    if (!canEverFire(months, doms, domStar, dowStar)) {
+    if (!canEverFire(months, doms, domStar, dowStar, lastDom)) {
       return {
         ok: false,
         error: `schedule ${echo(source)} can never fire (no such day in the selected months)`,
@@ -214,6 +235,7 @@ function parseUncached(expression: string): ScheduleParseResult {
         minutes,
         hours,
         doms,
+        lastDom,
         months,
         dows,
         domStar,

@@ -1,6 +1,8 @@
 /**
  * One cron field (SPEC §3): numbers, `*`, ranges `a-b`, steps `*\/n`, `a-b/n` and `a/n`, lists,
- * and the month and weekday names, parsed into a 0/1 table indexed by value. Errors are thrown
+ * the month and weekday names, and `L` (the last day of the month) as an item of the
+ * day-of-month field, parsed into a 0/1 table indexed by value (`L` sets index 0, which no day
+ * uses; `cron.ts` takes it out into `CronSpec.lastDom`). Errors are thrown
  * as {@link FieldError} with a message naming the field and the value; `cron.ts` turns them into
  * parse results.
  */
@@ -35,6 +37,8 @@ export interface FieldDef {
   readonly names?: readonly string[];
   /** Value of the first name (1 for months, 0 for weekdays). */
   readonly nameBase?: number;
+  /** Day-of-month: `L` alone, as a list item, is the month's last day. */
+  readonly last?: boolean;
 }
 
 /** The seconds field of a 6-field expression (the seconds extension). */
@@ -44,7 +48,7 @@ export const SECOND_FIELD: FieldDef = { label: 'second', min: 0, max: 59, starMa
 export const CLASSIC_FIELDS: readonly FieldDef[] = [
   { label: 'minute', min: 0, max: 59, starMax: 59 },
   { label: 'hour', min: 0, max: 23, starMax: 23 },
-  { label: 'day-of-month', min: 1, max: 31, starMax: 31 },
+  { label: 'day-of-month', min: 1, max: 31, starMax: 31, last: true },
   { label: 'month', min: 1, max: 12, starMax: 12, names: MONTH_NAMES, nameBase: 1 },
   { label: 'day-of-week', min: 0, max: 7, starMax: 6, names: DOW_NAMES, nameBase: 0 },
 ];
@@ -67,7 +71,9 @@ function parseValue(token: string, def: FieldDef): number {
   if (idx >= 0 && def.names && def.nameBase !== undefined) return idx + def.nameBase;
   const hint = def.names
     ? ` (a number ${def.min}-${def.max} or a name like ${def.names[1]?.toUpperCase()})`
-    : ` (a number ${def.min}-${def.max})`;
+    : def.last
+      ? ` (a number ${def.min}-${def.max}, or L alone for the last day of the month)`
+      : ` (a number ${def.min}-${def.max})`;
   throw new FieldError(`${def.label} value ${echo(token)} is not valid${hint}`);
 }
 
@@ -96,6 +102,10 @@ export function parseField(text: string, def: FieldDef): Uint8Array {
   for (const item of text.split(',')) {
     if (item === '') {
       throw new FieldError(`${def.label} field ${echo(text)} has an empty list item`);
+    }
+    if (def.last && (item === 'L' || item === 'l')) {
+      bits[0] = 1; // the last day of the month (index 0 is no day)
+      continue;
     }
     const slash = item.indexOf('/');
     const rangePart = slash >= 0 ? item.slice(0, slash) : item;

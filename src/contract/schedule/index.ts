@@ -16,7 +16,7 @@ import { parseSchedule, type Schedule } from './cron.js';
 import { nextAfter, previousAtOrBefore } from './next.js';
 import { checkTimeZone, getZone } from './zone.js';
 
-export { parseSchedule, MIN_EVERY_SECONDS } from './cron.js';
+export { parseSchedule, parseDuration, MIN_EVERY_SECONDS } from './cron.js';
 export type { Schedule, CronSpec, EverySpec, ScheduleParseResult } from './cron.js';
 export { checkTimeZone } from './zone.js';
 export { formatLocal, formatOffset } from './civil.js';

@@ -41,8 +41,8 @@ export const SEARCH_HORIZON_MS = 41 * 366 * DAY_MS;
 /** How far ahead one step of the search asks the zone for a transition. */
 const TRANSITION_CHUNK_MS = 366 * DAY_MS;
 
-function dayMatches(spec: CronSpec, dayNumber: number, dom: number): boolean {
-  const domOk = spec.doms[dom] === 1;
+function dayMatches(spec: CronSpec, dayNumber: number, y: number, m: number, dom: number): boolean {
+  const domOk = spec.doms[dom] === 1 || (spec.lastDom && dom === daysInMonth(y, m));
   const dowOk = spec.dows[weekdayOfDays(dayNumber)] === 1;
   // classic cron: if either day field starts with `*`, both must match (a bare `*`
   // matches everything, so only the other counts); otherwise either may match.
@@ -75,7 +75,7 @@ export function naiveNext(spec: CronSpec, from: number, limit: number): number {
       day = daysFromCivil(y, m, 1);
       continue;
     }
-    if (dayMatches(spec, day, d)) {
+    if (dayMatches(spec, day, y, m, d)) {
       if (spec.hours[h] !== 1) {
         const nh = spec.nextHour[h] as number;
         h = nh;

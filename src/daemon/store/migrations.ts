@@ -9,7 +9,17 @@ import { m001Init } from './migrations/001_init.js';
 import { m002Claims } from './migrations/002_claims.js';
 import { m003Commands } from './migrations/003_commands.js';
 import { m004Notifications } from './migrations/004_notifications.js';
-import type { Migration } from './migrations/migration.js';
+import { m005Owner } from './migrations/005_owner.js';
+import { m006HostRuns } from './migrations/006_host_runs.js';
+import { m007Backfills } from './migrations/007_backfills.js';
+import { m008DeadLetters } from './migrations/008_dead_letters.js';
+import { m009Freezes } from './migrations/009_freezes.js';
+import { m010Skips } from './migrations/010_skips.js';
+import { m016RunParams } from './migrations/016_run_params.js';
+import { m013Access } from './migrations/013_access.js';
+import { SchemaTooNewError, type Migration } from './migrations/migration.js';
+
+export { SchemaTooNewError } from './migrations/migration.js';
 
 export type { Migration } from './migrations/migration.js';
 
@@ -19,6 +29,14 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   m002Claims,
   m003Commands,
   m004Notifications,
+  m005Owner,
+  m006HostRuns,
+  m007Backfills,
+  m008DeadLetters,
+  m009Freezes,
+  m010Skips,
+  m013Access,
+  m016RunParams,
 ];
 
 /** One row of `schema_migrations`. */
@@ -27,20 +45,6 @@ export interface AppliedMigration {
   name: string;
   /** Epoch ms. */
   appliedAt: number;
-}
-
-/** Raised when the database was migrated by a newer cronix than this one. */
-export class SchemaTooNewError extends Error {
-  constructor(
-    readonly databaseVersion: number,
-    readonly knownVersion: number,
-  ) {
-    super(
-      `ledger schema version ${databaseVersion} is newer than this cronix knows (${knownVersion}); ` +
-        'run a cronix at least as new as the one that last opened this data dir',
-    );
-    this.name = 'SchemaTooNewError';
-  }
 }
 
 const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -5,7 +5,11 @@
  * store carries a {@link Fence} (the leader's epoch), the transaction first
  * checks, holding a share lock on the lease row, that the lease is still that
  * holder's, with that epoch, unexpired on the database's clock — else nothing
- * is written and {@link FencedError} is thrown, and the replica steps down.
+ * is written, {@link FencedError} is thrown and {@link PostgresStore.refused}
+ * resolves, and the replica steps down. A fenced transaction also sets
+ * `cronix.epoch`, which stamps the rows of `runs` it writes (`leader_epoch`,
+ * see `pg/write.ts`).
+ * The lease, commands and change feed are {@link PostgresStore.coordination}.
  */
 import type pg from 'pg';
 import {
@@ -15,13 +19,41 @@ import {
   PgStoreError,
   type PgTarget,
 } from './pg/connect.js';
+import { FencedError, type Coordination, type Fence, type TermStore } from './coordination.js';
+import { clampListLimit } from './limits.js';
+import { PgCoordination } from './pg/coordination.js';
 import { migratePg } from './pg/migrate.js';
+import * as host from './pg/host.js';
 import * as outbox from './pg/notifications.js';
-import { applyOps, fromPgRow, PG_RUN_COLUMNS } from './pg/write.js';
+import { PgAccess } from './pg/access.js';
+import * as backfills from './pg/backfills.js';
+import * as deadLetters from './pg/dead-letters.js';
+import * as freezes from './pg/freezes.js';
+import { addSkipPg, skipsPg } from './pg/skips.js';
+import type { SkipRecord } from './skip-types.js';
+import { idempotentRunPg } from './pg/idempotency.js';
+import type { IdempotentRun } from './idempotency-types.js';
+import type { FreezeRecord, PauseNote } from './freeze-types.js';
+import { applyOps, fromPgRow, PG_RUN_COLUMNS, WRITER_EPOCH } from './pg/write.js';
 import type {
+  AuditFilter,
+  AuditRecord,
+  CreateTokenResult,
+  LoginState,
+  NewAuditRecord,
+  TokenRecord,
+} from './access-types.js';
+import type {
+  BackfillFilter,
+  BackfillItem,
+  BackfillRecord,
   Checkpoint,
+  DeadLetterCount,
+  DeadLetterFilter,
+  JobActivity,
   JobOutcomes,
   JobRef,
+  LastReport,
   LedgerOp,
   OutcomeGroup,
   LedgerResult,
@@ -34,27 +66,18 @@ import type {
   RunOutcome,
   RunProcess,
   RunRecord,
+  ReportResult,
+  ReportWrite,
   Store,
 } from './types.js';
 
-/** The leader's right to write: refused once another replica holds the lease. */
-export interface Fence {
-  holder: string;
-  epoch: number;
-}
-
-/** A write refused because the writer's epoch is no longer the lease's. */
-export class FencedError extends Error {
-  override name = 'FencedError';
-}
-
-/** Default and maximum page size of {@link Store.listRuns}. */
-const LIMIT = { default: 100, max: 1000 } as const;
+export { FencedError, type Fence } from './coordination.js';
 
 const FILTERS: readonly (readonly [keyof RunFilter, string, string])[] = [
   ['app', 'app', 'text'],
   ['job', 'job', 'text'],
   ['outcome', 'outcome', 'text'],
+  ['outcomes', 'outcome = ANY', 'text[]'],
   ['phase', 'phase', 'text'],
   ['beforeSeq', 'seq <', 'bigint'],
 ];
@@ -72,8 +95,13 @@ export interface PgStoreOptions {
 }
 
 /** A {@link Store} on one PostgreSQL schema. */
-export class PostgresStore implements Store {
+export class PostgresStore implements Store, TermStore {
   #revoked = false;
+  #refuse: (reason: string) => void = () => undefined;
+  /** Resolves, with the reason, when the fence first refuses a write (never, unfenced). */
+  readonly refused: Promise<string> = new Promise((resolve) => (this.#refuse = resolve));
+  #coordination: PgCoordination | null = null;
+  #access: PgAccess | null = null;
 
   private constructor(
     readonly target: PgTarget,
@@ -104,6 +132,65 @@ export class PostgresStore implements Store {
   /** After this, every write of this (fenced) store throws {@link FencedError} without asking. */
   revoke(): void {
     this.#revoked = true;
+  }
+
+  /** The lease, replicas, commands and change feed of this schema (one per store). */
+  coordination(): Coordination {
+    this.#coordination ??= new PgCoordination(this.target, this.pool, (fence) =>
+      this.fenced(fence),
+    );
+    return this.#coordination;
+  }
+
+  // ---- tokens, audit, logins (SPEC §18, unfenced), see pg/access.ts ----
+
+  get #a(): PgAccess {
+    this.#access ??= new PgAccess(this.pool);
+    return this.#access;
+  }
+
+  createToken(token: TokenRecord): Promise<CreateTokenResult> {
+    return this.#a.createToken(token);
+  }
+
+  tokenByHash(hash: string): Promise<TokenRecord | null> {
+    return this.#a.tokenByHash(hash);
+  }
+
+  tokenByName(name: string): Promise<TokenRecord | null> {
+    return this.#a.tokenByName(name);
+  }
+
+  listTokens(): Promise<TokenRecord[]> {
+    return this.#a.listTokens();
+  }
+
+  revokeToken(name: string, at: number): Promise<boolean> {
+    return this.#a.revokeToken(name, at);
+  }
+
+  ensureFileToken(name: string, at: number): Promise<void> {
+    return this.#a.ensureFileToken(name, at);
+  }
+
+  appendAudit(row: NewAuditRecord): Promise<AuditRecord> {
+    return this.#a.appendAudit(row);
+  }
+
+  listAudit(filter: AuditFilter): Promise<AuditRecord[]> {
+    return this.#a.listAudit(filter);
+  }
+
+  pruneAudit(before: number): Promise<number> {
+    return this.#a.pruneAudit(before);
+  }
+
+  putLoginState(login: LoginState): Promise<void> {
+    return this.#a.putLoginState(login);
+  }
+
+  takeLoginState(state: string, now: number): Promise<LoginState | null> {
+    return this.#a.takeLoginState(state, now);
   }
 
   /** Runs migrations under an advisory lock; explains connection and privilege failures. */
@@ -142,6 +229,15 @@ export class PostgresStore implements Store {
     return rows.map(fromPgRow);
   }
 
+  async activeCounts(): Promise<JobActivity[]> {
+    const { rows } = await this.pool.query<JobActivity>(
+      `SELECT app, job, COUNT(*) FILTER (WHERE phase = 'running')::int AS running,
+         COUNT(*) FILTER (WHERE phase = 'queued')::int AS queued
+       FROM runs WHERE phase IN ('queued', 'running') GROUP BY app, job ORDER BY app, job`,
+    );
+    return rows;
+  }
+
   async listRuns(filter: RunFilter): Promise<RunRecord[]> {
     const where: string[] = [];
     const params: unknown[] = [];
@@ -152,10 +248,12 @@ export class PostgresStore implements Store {
       where.push(
         column.endsWith('<')
           ? `${column} $${params.length}::${type}`
-          : `${column} = $${params.length}::${type}`,
+          : column.endsWith('ANY')
+            ? `${column}($${params.length}::${type})`
+            : `${column} = $${params.length}::${type}`,
       );
     }
-    params.push(clamp(filter.limit));
+    params.push(clampListLimit(filter.limit));
     const { rows } = await this.pool.query<Row>(
       `SELECT ${PG_RUN_COLUMNS} FROM runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
        ORDER BY seq DESC LIMIT $${params.length}`,
@@ -175,7 +273,8 @@ export class PostgresStore implements Store {
 
   async runningRuns(): Promise<RunRecord[]> {
     const { rows } = await this.pool.query<Row>(
-      `SELECT ${PG_RUN_COLUMNS} FROM runs WHERE phase = 'running' ORDER BY seq`,
+      `SELECT ${PG_RUN_COLUMNS} FROM runs WHERE phase IN ('planned', 'running')
+       AND "trigger" <> 'host' ORDER BY seq`,
     );
     return rows.map(fromPgRow);
   }
@@ -183,7 +282,8 @@ export class PostgresStore implements Store {
   async runningProcesses(): Promise<RunProcess[]> {
     const { rows } = await this.pool.query<RunProcess>(
       `SELECT id AS "runId", app, job, pid, pid_start AS "startTime" FROM runs
-       WHERE phase = 'running' AND pid IS NOT NULL ORDER BY seq`,
+       WHERE phase IN ('planned', 'running') AND pid IS NOT NULL AND "trigger" <> 'host'
+       ORDER BY seq`,
     );
     return rows;
   }
@@ -216,8 +316,9 @@ export class PostgresStore implements Store {
   async endCrashed(now: number, error: string): Promise<number> {
     return this.#transaction(async (client) => {
       const r = await client.query(
-        `UPDATE runs SET phase = 'ended', outcome = 'crashed', ended_at = $1, error = $2
-         WHERE phase = 'running'`,
+        `UPDATE runs SET phase = 'ended', outcome = 'crashed', ended_at = $1, error = $2,
+           leader_epoch = ${WRITER_EPOCH} WHERE phase IN ('planned', 'running')
+           AND "trigger" <> 'host'`,
         [now, error],
       );
       await client.query(`DELETE FROM run_keys WHERE state = 'running'`);
@@ -239,8 +340,9 @@ export class PostgresStore implements Store {
     return new Set(rows.map((r) => `${r.app}/${r.job}`));
   }
 
-  async setPaused(app: string, job: string, paused: boolean): Promise<void> {
+  async setPaused(app: string, job: string, paused: boolean, note?: PauseNote): Promise<void> {
     await this.#transaction(async (client) => {
+      if (paused && note) return freezes.pauseWithPg(client, app, job, note);
       await client.query(
         paused
           ? 'INSERT INTO paused_jobs (app, job) VALUES ($1, $2) ON CONFLICT DO NOTHING'
@@ -259,6 +361,7 @@ export class PostgresStore implements Store {
         endedBefore,
       ]);
       await client.query(`DELETE FROM fires WHERE scheduled_time < $1`, [endedBefore]);
+      await client.query(`DELETE FROM run_outputs WHERE created_at < $1`, [endedBefore]);
       return r.rowCount ?? 0;
     });
   }
@@ -300,7 +403,9 @@ export class PostgresStore implements Store {
     if (jobs.length === 0) return [];
     const { rows } = await this.pool.query<OutcomeGroup>(
       `SELECT r.app, r.job, (r.scheduled_time / 3600000) * 3600000 AS hour,
-         r."trigger" IN ('schedule', 'catchup') AS scheduled, r.outcome, COUNT(*)::int AS count
+         (r."trigger" IN ('schedule', 'catchup') OR (r."trigger" = 'host'
+           AND r.outcome NOT IN ('skipped', 'duplicate'))) AS scheduled,
+         r.outcome, COUNT(*)::int AS count
        FROM unnest($1::text[], $2::text[]) AS j(app, job)
        JOIN runs r ON r.app = j.app AND r.job = j.job AND r.scheduled_time >= $3
        WHERE r.outcome IS NOT NULL AND r.phase = 'ended'
@@ -313,6 +418,26 @@ export class PostgresStore implements Store {
   /** Closes the pool (a fenced view leaves it to its owner). */
   async close(): Promise<void> {
     if (this.owner) await this.pool.end().catch(() => undefined);
+  }
+
+  // ---- host mode (SPEC §15), see pg/host.ts ----
+
+  /** One transaction for the batch (fenced only on a fenced view: the ingest uses the root). */
+  recordReports(writes: readonly ReportWrite[]): Promise<ReportResult[]> {
+    if (writes.length === 0) return Promise.resolve([]);
+    return this.#transaction((client) => host.recordPg(client, writes));
+  }
+
+  openHostRuns(): Promise<RunRecord[]> {
+    return host.openPg(this.pool);
+  }
+
+  lastReports(jobs: readonly JobRef[]): Promise<LastReport[]> {
+    return host.lastPg(this.pool, jobs);
+  }
+
+  runOutput(runId: string): Promise<string | null> {
+    return host.outputPg(this.pool, runId);
   }
 
   // ---- notifications (SPEC §12), see pg/notifications.ts; writes are fenced ----
@@ -354,6 +479,84 @@ export class PostgresStore implements Store {
     return outbox.listPg(this.pool, filter);
   }
 
+  // ---- backfills (SPEC §16), see pg/backfills.ts ----
+
+  getBackfill(id: string): Promise<BackfillRecord | null> {
+    return backfills.getBackfillPg(this.pool, id);
+  }
+
+  listBackfills(filter: BackfillFilter): Promise<BackfillRecord[]> {
+    return backfills.listBackfillsPg(this.pool, filter);
+  }
+
+  backfillItems(id: string): Promise<BackfillItem[]> {
+    return backfills.backfillItemsPg(this.pool, id);
+  }
+
+  succeededKeys(runKeys: readonly string[]): Promise<Set<string>> {
+    return backfills.succeededKeysPg(this.pool, runKeys);
+  }
+
+  ranInstants(app: string, job: string, from: number, to: number): Promise<Set<number>> {
+    return backfills.ranInstantsPg(this.pool, app, job, from, to);
+  }
+
+  // ---- dead letters (SPEC §16), see pg/dead-letters.ts ----
+
+  idempotentRun(
+    app: string,
+    job: string,
+    key: string,
+    since: number,
+  ): Promise<IdempotentRun | null> {
+    return idempotentRunPg(this.pool, app, job, key, since);
+  }
+
+  // ---- skipped instants (SPEC §16), see pg/skips.ts ----
+
+  skips(): Promise<SkipRecord[]> {
+    return skipsPg(this.pool);
+  }
+
+  addSkip(skip: SkipRecord): Promise<void> {
+    return this.#transaction((client) => addSkipPg(client, skip));
+  }
+
+  // ---- freezes and pause notes (SPEC §16), see pg/freezes.ts ----
+
+  freezes(): Promise<FreezeRecord[]> {
+    return freezes.freezesPg(this.pool);
+  }
+
+  setFreeze(freeze: FreezeRecord): Promise<void> {
+    return this.#transaction((client) => freezes.setFreezePg(client, freeze));
+  }
+
+  removeFreeze(app: string | null, job: string | null): Promise<FreezeRecord | null> {
+    return this.#transaction((client) => freezes.removeFreezePg(client, app, job));
+  }
+
+  pauseNotes(): Promise<Map<string, PauseNote>> {
+    return freezes.pauseNotesPg(this.pool);
+  }
+
+  deadLetters(filter: DeadLetterFilter): Promise<RunRecord[]> {
+    return deadLetters.deadLettersPg(this.pool, filter);
+  }
+
+  deadLetterCounts(): Promise<DeadLetterCount[]> {
+    return deadLetters.deadLetterCountsPg(this.pool);
+  }
+
+  dismissDeadLetters(
+    runIds: readonly string[],
+    note: string,
+    by: string,
+    at: number,
+  ): Promise<string[]> {
+    return this.#transaction((client) => deadLetters.dismissPg(client, runIds, note, by, at));
+  }
+
   async #connect(): Promise<pg.PoolClient> {
     try {
       return await this.pool.connect();
@@ -370,15 +573,17 @@ export class PostgresStore implements Store {
     try {
       await client.query('BEGIN');
       if (this.fence) {
+        // the check, and the epoch that stamps the rows this transaction writes (leader_epoch)
         const { rowCount } = await client.query(
-          `SELECT 1 FROM lease WHERE name = 'leader' AND holder = $1 AND epoch = $2
-           AND expires_at > now() FOR SHARE`,
+          `SELECT set_config('cronix.epoch', epoch::text, true) FROM lease
+           WHERE name = 'leader' AND holder = $1 AND epoch = $2 AND expires_at > now() FOR SHARE`,
           [this.fence.holder, this.fence.epoch],
         );
-        if (rowCount !== 1)
-          throw new FencedError(
-            `the lease is no longer held by ${this.fence.holder} at epoch ${this.fence.epoch}`,
-          );
+        if (rowCount !== 1) {
+          const reason = `the lease is no longer held by ${this.fence.holder} at epoch ${this.fence.epoch}`;
+          this.#refuse(reason);
+          throw new FencedError(reason);
+        }
       }
       const out = await work(client);
       await client.query('COMMIT');
@@ -395,9 +600,4 @@ export class PostgresStore implements Store {
       client.release(broken);
     }
   }
-}
-
-function clamp(limit: number | undefined): number {
-  if (limit === undefined || !Number.isFinite(limit)) return LIMIT.default;
-  return Math.min(LIMIT.max, Math.max(0, Math.trunc(limit)));
 }

@@ -30,6 +30,20 @@ export function withSeq(run: NewRun, seq: number): RunRecord {
     error: run.error,
     attemptLog: run.attemptLog,
     outputTruncated: run.outputTruncated,
+    outputLost: run.outputLost,
     seq,
+    host: run.host ?? null,
+    exitCode: run.exitCode ?? null,
+    clockSkewMs: run.clockSkewMs ?? null,
+    latenessMs: run.latenessMs ?? null,
+    fencingToken: run.fencingToken ?? null,
+    params: run.params, // undefined for runs without parameters (every record has the field)
   };
+}
+
+/** The same record in another phase (a planned run once its first attempt starts), one map. */
+export function withPhase(run: RunRecord, phase: RunRecord['phase']): RunRecord {
+  const copy = withSeq(run, run.seq);
+  copy.phase = phase;
+  return copy;
 }

@@ -5,6 +5,7 @@
  * against every other writer of the file.
  */
 import type Database from 'better-sqlite3';
+import { clampListLimit } from './limits.js';
 import type {
   NewNotification,
   NotificationFilter,
@@ -28,15 +29,6 @@ const FILTERS: readonly (readonly [keyof NotificationFilter, string])[] = [
   ['beforeSeq', 'seq < @beforeSeq'],
 ];
 
-/** Page size of lists: default and maximum. */
-export const NOTIFICATION_LIST_LIMIT = { default: 100, max: 1000 } as const;
-
-/** Clamps a list limit. */
-export function clampNotificationLimit(limit: number | undefined): number {
-  if (limit === undefined || !Number.isFinite(limit)) return NOTIFICATION_LIST_LIMIT.default;
-  return Math.min(NOTIFICATION_LIST_LIMIT.max, Math.max(0, Math.trunc(limit)));
-}
-
 /** The outbox on one SQLite connection (created once the schema is migrated). */
 export class SqliteNotifications implements NotificationStore {
   readonly #db: Database.Database;
@@ -49,6 +41,7 @@ export class SqliteNotifications implements NotificationStore {
   readonly #update: Database.Statement;
   readonly #get: Database.Statement;
   readonly #prune: Database.Statement;
+  readonly #byIds: Database.Statement;
 
   constructor(db: Database.Database) {
     this.#db = db;
@@ -86,6 +79,9 @@ export class SqliteNotifications implements NotificationStore {
        WHERE id = @id AND status = 'pending'`,
     );
     this.#get = db.prepare(`SELECT ${COLUMNS} FROM notifications WHERE id = ?`);
+    this.#byIds = db.prepare(
+      `SELECT ${COLUMNS} FROM notifications WHERE id IN (SELECT value FROM json_each(?)) ORDER BY seq`,
+    );
     this.#prune = db.prepare(
       `DELETE FROM notifications WHERE status <> 'pending' AND ended_at < ?`,
     );
@@ -156,6 +152,11 @@ export class SqliteNotifications implements NotificationStore {
     return (this.#get.get(id) as NotificationRecord | undefined) ?? null;
   }
 
+  async notificationsByIds(ids: readonly string[]): Promise<NotificationRecord[]> {
+    if (ids.length === 0) return [];
+    return this.#byIds.all(JSON.stringify(ids)) as NotificationRecord[];
+  }
+
   async pruneNotifications(endedBefore: number): Promise<number> {
     return this.#prune.run(endedBefore).changes;
   }
@@ -163,7 +164,7 @@ export class SqliteNotifications implements NotificationStore {
   async listNotifications(filter: NotificationFilter): Promise<NotificationRecord[]> {
     const conditions = FILTERS.filter(([k]) => filter[k] !== undefined).map(([, c]) => c);
     const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-    const params: Record<string, unknown> = { limit: clampNotificationLimit(filter.limit) };
+    const params: Record<string, unknown> = { limit: clampListLimit(filter.limit) };
     for (const [k] of FILTERS) if (filter[k] !== undefined) params[k] = filter[k];
     return this.#db
       .prepare(`SELECT ${COLUMNS} FROM notifications ${where} ORDER BY seq DESC LIMIT @limit`)

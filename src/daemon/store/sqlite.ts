@@ -9,27 +9,66 @@
  */
 import Database from 'better-sqlite3';
 import { type AppliedMigration, appliedMigrations, migrateSqlite } from './migrations.js';
+import { clampListLimit } from './limits.js';
+import {
+  FILTER_CONDITIONS,
+  fromRow,
+  jobsJson,
+  prepareStatements,
+  RUN_COLUMNS,
+  type Prepared,
+  type Row,
+  type Stmt,
+} from './sqlite-sql.js';
+import { SqliteOwnership } from './sqlite-owner.js';
+import { SqliteWriter } from './sqlite-write.js';
 import { SqliteNotifications } from './sqlite-notifications.js';
-import { withSeq } from './record.js';
+import { SqliteAccess } from './sqlite-access.js';
 import type {
-  AttemptLogEntry,
+  AuditFilter,
+  AuditRecord,
+  CreateTokenResult,
+  LoginState,
+  NewAuditRecord,
+  TokenRecord,
+} from './access-types.js';
+import { SqliteHostRuns } from './sqlite-host.js';
+import { SqliteBackfills } from './sqlite-backfills.js';
+import { SqliteDeadLetters } from './sqlite-dead-letters.js';
+import { SqliteFreezes } from './sqlite-freezes.js';
+import { SqliteSkips } from './sqlite-skips.js';
+import type { SkipRecord } from './skip-types.js';
+import { SqliteIdempotency } from './sqlite-idempotency.js';
+import type { IdempotentRun } from './idempotency-types.js';
+import type { FreezeRecord, PauseNote } from './freeze-types.js';
+import type {
+  DeadLetterCount,
+  DeadLetterFilter,
+  BackfillFilter,
+  BackfillItem,
+  BackfillRecord,
   Checkpoint,
-  EndPatch,
+  JobActivity,
   JobOutcomes,
   JobRef,
+  LastReport,
+  LedgerOwner,
   OutcomeGroup,
   LedgerOp,
   LedgerResult,
-  NewRun,
   NotificationFilter,
   NotificationPatch,
   NotificationRecord,
   NotifyGroupRow,
   NotifyPlan,
+  OwnedLedger,
+  OwnershipClaim,
   RunFilter,
   RunOutcome,
   RunProcess,
   RunRecord,
+  ReportResult,
+  ReportWrite,
   Store,
 } from './types.js';
 
@@ -51,93 +90,28 @@ export interface SqliteSettings {
   foreignKeys: boolean;
 }
 
-/** Default and maximum page size of {@link Store.listRuns}. */
-export const LIST_LIMIT = { default: 100, max: 1000 } as const;
-
-const RUN_COLUMNS = `seq, id, run_key AS runKey, app, job, schedule_index AS scheduleIndex,
-  scheduled_time AS scheduledTime, "trigger", phase, outcome, attempts,
-  last_status AS lastStatus, created_at AS createdAt, started_at AS startedAt,
-  ended_at AS endedAt, due_at AS dueAt, error, attempt_log AS attemptLog,
-  output_truncated AS outputTruncated`;
-
-const INSERT_RUN = `INSERT INTO runs (id, run_key, app, job, schedule_index, scheduled_time,
-  "trigger", phase, outcome, attempts, last_status, created_at, started_at, ended_at, due_at,
-  error, attempt_log, output_truncated)
-  VALUES (@id, @runKey, @app, @job, @scheduleIndex, @scheduledTime, @trigger, @phase, @outcome,
-  @attempts, @lastStatus, @createdAt, @startedAt, @endedAt, @dueAt, @error, @attemptLog,
-  @outputTruncated)`;
-
-/** List filters and their conditions, in a fixed order (keys of a statement cache). */
-const FILTER_CONDITIONS: readonly (readonly [keyof RunFilter, string])[] = [
-  ['app', 'app = @app'],
-  ['job', 'job = @job'],
-  ['outcome', 'outcome = @outcome'],
-  ['phase', 'phase = @phase'],
-  ['beforeSeq', 'seq < @beforeSeq'],
-];
-
-type Stmt = Database.Statement<unknown[], unknown>;
-
-/** A row as SQLite returns it: the attempt log is JSON text, booleans are 0/1. */
-type Row = Omit<RunRecord, 'attemptLog' | 'outputTruncated'> & {
-  attemptLog: string | null;
-  outputTruncated: number;
-};
-
-/** Statements prepared once the schema exists. */
-interface Prepared {
-  insertRun: Stmt;
-  getRun: Stmt;
-  queuedAll: Stmt;
-  queuedOfApp: Stmt;
-  queuedOfJob: Stmt;
-  running: Stmt;
-  runningProcesses: Stmt;
-  setProcess: Stmt;
-  lastSuccess: Stmt;
-  lastSuccesses: Stmt;
-  endCrashed: Stmt;
-  releaseRunningKeys: Stmt;
-  pruneRuns: Stmt;
-  pruneKeys: Stmt;
-  pruneFires: Stmt;
-  checkpoints: Stmt;
-  setCheckpoint: Stmt;
-  pausedJobs: Stmt;
-  pause: Stmt;
-  resume: Stmt;
-  outcomeCounts: Stmt;
-  recentOutcomes: Stmt;
-  outcomeSummary: Stmt;
-  claimFire: Stmt;
-  claimKey: Stmt;
-  keyHolder: Stmt;
-  succeedKey: Stmt;
-  releaseKey: Stmt;
-  startRun: Stmt;
-  endRun: Stmt;
-  dueRun: Stmt;
-  withdrawRun: Stmt;
-  unclaimFire: Stmt;
-}
-
-const parseLog = (text: string | null): AttemptLogEntry[] =>
-  text === null ? [] : (JSON.parse(text) as AttemptLogEntry[]);
-const logText = (log: readonly AttemptLogEntry[]): string | null =>
-  log.length === 0 ? null : JSON.stringify(log);
-const fromRow = (row: Row): RunRecord => ({
-  ...row,
-  attemptLog: parseLog(row.attemptLog),
-  outputTruncated: row.outputTruncated === 1,
-});
-
 /** A {@link Store} on one SQLite file. Call {@link SqliteStore.migrate} before anything else. */
-export class SqliteStore implements Store {
+export class SqliteStore implements Store, OwnedLedger {
   readonly #db: Database.Database;
+  #owner: SqliteOwnership | null = null;
   readonly #now: () => number;
   #stmts: Prepared | null = null;
   #notifications: SqliteNotifications | null = null;
+  #access: SqliteAccess | null = null;
+  #host: SqliteHostRuns | null = null;
+  #backfills: SqliteBackfills | null = null;
+  #deadLetters: SqliteDeadLetters | null = null;
+  #freezes: SqliteFreezes | null = null;
+  #idempotency: SqliteIdempotency | null = null;
+  #skips: SqliteSkips | null = null;
   readonly #listStmts = new Map<string, Stmt>();
+  readonly #writer = new SqliteWriter(
+    () => this.#s(),
+    () => this.#now(),
+    () => this.#b(),
+    () => this.#i(),
+    () => this.#k(),
+  );
 
   /**
    * Opens (creating if absent) the database at `path` and applies the
@@ -156,6 +130,7 @@ export class SqliteStore implements Store {
       this.#db.pragma('foreign_keys = ON');
       // keep the WAL file from staying huge after a large tick
       this.#db.pragma('journal_size_limit = 67108864');
+      this.#owner = new SqliteOwnership(this.#db, path);
     } catch (err) {
       this.#db.close();
       throw err;
@@ -165,8 +140,200 @@ export class SqliteStore implements Store {
   /** Runs pending migrations (each in one `BEGIN IMMEDIATE` transaction) and prepares statements. */
   async migrate(): Promise<void> {
     migrateSqlite(this.#db, undefined, this.#now);
-    this.#stmts ??= this.#prepare();
+    this.#stmts ??= prepareStatements(this.#db);
     this.#notifications ??= new SqliteNotifications(this.#db);
+    this.#access ??= new SqliteAccess(this.#db);
+    this.#host ??= new SqliteHostRuns(this.#db, this.#stmts);
+    this.#backfills ??= new SqliteBackfills(this.#db);
+    this.#deadLetters ??= new SqliteDeadLetters(this.#db);
+    this.#freezes ??= new SqliteFreezes(this.#db);
+    this.#idempotency ??= new SqliteIdempotency(this.#db);
+    this.#skips ??= new SqliteSkips(this.#db);
+  }
+
+  // ---- skipped instants (SPEC §16), see sqlite-skips.ts ----
+
+  #k(): SqliteSkips {
+    if (!this.#skips) throw new Error('SqliteStore: call migrate() before using the store');
+    return this.#skips;
+  }
+
+  async skips(): Promise<SkipRecord[]> {
+    return this.#k().all();
+  }
+
+  async addSkip(skip: SkipRecord): Promise<void> {
+    this.#k().add(skip);
+  }
+
+  #i(): SqliteIdempotency {
+    if (!this.#idempotency) throw new Error('SqliteStore: call migrate() before using the store');
+    return this.#idempotency;
+  }
+
+  async idempotentRun(
+    app: string,
+    job: string,
+    key: string,
+    since: number,
+  ): Promise<IdempotentRun | null> {
+    return this.#i().find(app, job, key, since);
+  }
+
+  // ---- freezes and pause notes (SPEC §16), see sqlite-freezes.ts ----
+
+  #f(): SqliteFreezes {
+    if (!this.#freezes) throw new Error('SqliteStore: call migrate() before using the store');
+    return this.#freezes;
+  }
+
+  async freezes(): Promise<FreezeRecord[]> {
+    return this.#f().all();
+  }
+
+  async setFreeze(freeze: FreezeRecord): Promise<void> {
+    this.#f().set(freeze);
+  }
+
+  async removeFreeze(app: string | null, job: string | null): Promise<FreezeRecord | null> {
+    return this.#f().delete(app, job);
+  }
+
+  async pauseNotes(): Promise<Map<string, PauseNote>> {
+    return this.#f().pauseNotes();
+  }
+
+  // ---- dead letters (SPEC §16), see sqlite-dead-letters.ts ----
+
+  #d(): SqliteDeadLetters {
+    if (!this.#deadLetters) throw new Error('SqliteStore: call migrate() before using the store');
+    return this.#deadLetters;
+  }
+
+  async deadLetters(filter: DeadLetterFilter): Promise<RunRecord[]> {
+    return this.#d().list(filter);
+  }
+
+  async deadLetterCounts(): Promise<DeadLetterCount[]> {
+    return this.#d().countAll();
+  }
+
+  async dismissDeadLetters(
+    runIds: readonly string[],
+    note: string,
+    by: string,
+    at: number,
+  ): Promise<string[]> {
+    return this.#d().dismissAll(runIds, note, by, at);
+  }
+
+  // ---- backfills (SPEC §16), see sqlite-backfills.ts ----
+
+  #b(): SqliteBackfills {
+    if (!this.#backfills) throw new Error('SqliteStore: call migrate() before using the store');
+    return this.#backfills;
+  }
+
+  async getBackfill(id: string): Promise<BackfillRecord | null> {
+    return this.#b().get(id);
+  }
+
+  async listBackfills(filter: BackfillFilter): Promise<BackfillRecord[]> {
+    return this.#b().list(filter);
+  }
+
+  async backfillItems(id: string): Promise<BackfillItem[]> {
+    return this.#b().items(id);
+  }
+
+  async succeededKeys(runKeys: readonly string[]): Promise<Set<string>> {
+    return this.#b().succeededKeys(runKeys);
+  }
+
+  async ranInstants(app: string, job: string, from: number, to: number): Promise<Set<number>> {
+    return this.#b().ranInstants(app, job, from, to);
+  }
+
+  // ---- host mode (SPEC §15), see sqlite-host.ts ----
+
+  #h(): SqliteHostRuns {
+    if (!this.#host) throw new Error('SqliteStore: call migrate() before using the store');
+    return this.#host;
+  }
+
+  /** One `BEGIN IMMEDIATE` transaction for the whole batch. */
+  async recordReports(writes: readonly ReportWrite[]): Promise<ReportResult[]> {
+    if (writes.length === 0) return [];
+    const h = this.#h();
+    return this.#db
+      .transaction(() => {
+        this.#owner?.check();
+        return writes.map((w) => h.record(w));
+      })
+      .immediate();
+  }
+
+  async openHostRuns(): Promise<RunRecord[]> {
+    return this.#h().openHostRuns();
+  }
+
+  async lastReports(jobs: readonly JobRef[]): Promise<LastReport[]> {
+    return this.#h().lastReports(jobs);
+  }
+
+  async runOutput(runId: string): Promise<string | null> {
+    return this.#h().runOutput(runId);
+  }
+
+  // ---- tokens, audit, logins (SPEC §18), see sqlite-access.ts ----
+
+  #a(): SqliteAccess {
+    if (!this.#access) throw new Error('SqliteStore: call migrate() before using the store');
+    return this.#access;
+  }
+
+  createToken(token: TokenRecord): Promise<CreateTokenResult> {
+    return this.#a().createToken(token);
+  }
+
+  tokenByHash(hash: string): Promise<TokenRecord | null> {
+    return this.#a().tokenByHash(hash);
+  }
+
+  tokenByName(name: string): Promise<TokenRecord | null> {
+    return this.#a().tokenByName(name);
+  }
+
+  listTokens(): Promise<TokenRecord[]> {
+    return this.#a().listTokens();
+  }
+
+  revokeToken(name: string, at: number): Promise<boolean> {
+    return this.#a().revokeToken(name, at);
+  }
+
+  ensureFileToken(name: string, at: number): Promise<void> {
+    return this.#a().ensureFileToken(name, at);
+  }
+
+  appendAudit(row: NewAuditRecord): Promise<AuditRecord> {
+    return this.#a().appendAudit(row);
+  }
+
+  listAudit(filter: AuditFilter): Promise<AuditRecord[]> {
+    return this.#a().listAudit(filter);
+  }
+
+  pruneAudit(before: number): Promise<number> {
+    return this.#a().pruneAudit(before);
+  }
+
+  putLoginState(login: LoginState): Promise<void> {
+    return this.#a().putLoginState(login);
+  }
+
+  takeLoginState(state: string, now: number): Promise<LoginState | null> {
+    return this.#a().takeLoginState(state, now);
   }
 
   // ---- notifications (SPEC §12), see sqlite-notifications.ts ----
@@ -212,11 +379,29 @@ export class SqliteStore implements Store {
   async write(ops: readonly LedgerOp[]): Promise<LedgerResult[]> {
     if (ops.length === 0) return [];
     this.#s();
-    return this.#db.transaction(() => ops.map((op) => this.#apply(op))).immediate();
+    return this.#db
+      .transaction(() => {
+        this.#owner?.check(); // the owner's writes only, to the file it opened (SPEC §9 item 10)
+        return ops.map((op) => this.#writer.apply(op));
+      })
+      .immediate();
   }
 
   async getRun(id: string): Promise<RunRecord | null> {
     return this.#get(id);
+  }
+
+  async runsByIds(ids: readonly string[]): Promise<RunRecord[]> {
+    if (ids.length === 0) return [];
+    return (this.#s().runsByIds.all(JSON.stringify(ids)) as Row[]).map(fromRow);
+  }
+
+  async activeCounts(): Promise<JobActivity[]> {
+    return this.#s().activeCounts.all() as JobActivity[];
+  }
+
+  notificationsByIds(ids: readonly string[]): Promise<NotificationRecord[]> {
+    return this.#n().notificationsByIds(ids);
   }
 
   /** Newest first (by `seq`); `limit` defaults to 100 and is capped at 1000. */
@@ -232,8 +417,9 @@ export class SqliteStore implements Store {
       );
       this.#listStmts.set(key, stmt);
     }
-    const params: Record<string, unknown> = { limit: clampLimit(filter.limit) };
-    for (const [field] of given) params[field] = filter[field];
+    const params: Record<string, unknown> = { limit: clampListLimit(filter.limit) };
+    for (const [field] of given)
+      params[field] = field === 'outcomes' ? JSON.stringify(filter.outcomes) : filter[field];
     return (stmt.all(params) as Row[]).map(fromRow);
   }
 
@@ -290,6 +476,7 @@ export class SqliteStore implements Store {
         const n = s.pruneRuns.run(endedBefore).changes;
         s.pruneKeys.run(endedBefore);
         s.pruneFires.run(endedBefore);
+        s.pruneOutputs.run(endedBefore);
         return n;
       })
       .immediate();
@@ -304,9 +491,10 @@ export class SqliteStore implements Store {
     return new Set(rows.map((r) => `${r.app}/${r.job}`));
   }
 
-  async setPaused(app: string, job: string, paused: boolean): Promise<void> {
+  async setPaused(app: string, job: string, paused: boolean, note?: PauseNote): Promise<void> {
     const s = this.#s();
-    (paused ? s.pause : s.resume).run(app, job);
+    if (paused && note) this.#f().pauseWith(app, job, note);
+    else (paused ? s.pause : s.resume).run(app, job);
   }
 
   /** Counts by outcome of the job's ended runs whose `scheduledTime >= since`. */
@@ -362,7 +550,41 @@ export class SqliteStore implements Store {
 
   /** Closes the connection (SQLite checkpoints the WAL into the main file). Idempotent. */
   async close(): Promise<void> {
+    this.#owner?.close();
     if (this.#db.open) this.#db.close();
+  }
+
+  // ---- ownership (SPEC §9 item 10, see sqlite-owner.ts) ----
+
+  async claimOwnership(
+    me: LedgerOwner,
+    isGone: (holder: LedgerOwner) => boolean,
+  ): Promise<OwnershipClaim> {
+    return this.#ownership().claim(me, isGone);
+  }
+
+  async heartbeat(now: number): Promise<void> {
+    this.#ownership().heartbeat(now);
+  }
+
+  async releaseOwnership(): Promise<void> {
+    this.#owner?.release();
+  }
+
+  /** This ledger's id (`meta.ledger_id`), made by `make` on first read. */
+  ledgerId(make: () => string): { id: string; created: boolean } {
+    return this.#ownership().ledgerId(make);
+  }
+
+  /** `PRAGMA quick_check`: `['ok']` for a sound file, else SQLite's complaints. */
+  quickCheck(): string[] {
+    const rows = this.#db.pragma('quick_check') as { quick_check: string }[];
+    return rows.map((r) => r.quick_check);
+  }
+
+  #ownership(): SqliteOwnership {
+    if (!this.#owner) throw new Error('SqliteStore: the store is closed');
+    return this.#owner;
   }
 
   /** The connection's durability settings as SQLite reports them (diagnostics, tests). */
@@ -395,241 +617,6 @@ export class SqliteStore implements Store {
     const row = this.#s().getRun.get(id) as Row | undefined;
     return row ? fromRow(row) : null;
   }
-
-  #apply(op: LedgerOp): LedgerResult {
-    switch (op.kind) {
-      case 'insert':
-        return this.#insert(op.run);
-      case 'start':
-        return this.#start(op.id, op.startedAt);
-      case 'end':
-        return this.#end(op.id, op.patch);
-      case 'due':
-        return this.#s().dueRun.run(op.id).changes === 1 ? { kind: 'ok' } : { kind: 'gone' };
-      case 'withdraw':
-        return this.#withdraw(op.id);
-      case 'process':
-        return this.#s().setProcess.run(op.pid, op.startTime, op.id).changes === 1
-          ? { kind: 'ok' }
-          : { kind: 'gone' };
-      case 'checkpoint':
-        this.#s().setCheckpoint.run(op.ref.app, op.ref.job, op.ref.scheduleIndex, op.at);
-        return { kind: 'ok' };
-    }
-  }
-
-  /** Claims `runKey` for `runId`; null when claimed, else why it is held. */
-  #claimKey(runKey: string, runId: string, now: number): string | null {
-    const s = this.#s();
-    if (s.claimKey.run(runKey, runId, now).changes === 1) return null;
-    const holder = s.keyHolder.get(runKey) as { run_id: string; state: string };
-    return holder.state === 'succeeded'
-      ? `run key already succeeded in run ${holder.run_id}`
-      : `run key is being run by run ${holder.run_id}`;
-  }
-
-  #insert(run: NewRun): LedgerResult {
-    const s = this.#s();
-    if ((run.trigger === 'schedule' || run.trigger === 'catchup') && run.scheduleIndex !== null) {
-      const claimed = s.claimFire.run(
-        run.app,
-        run.job,
-        run.scheduleIndex,
-        run.scheduledTime,
-        run.id,
-      );
-      if (claimed.changes === 0) return { kind: 'fire-exists' };
-    }
-    let row: NewRun = run;
-    if (run.phase === 'running') {
-      const at = run.startedAt ?? run.createdAt;
-      const held = this.#claimKey(run.runKey, run.id, at);
-      if (held !== null)
-        row = {
-          ...run,
-          phase: 'ended',
-          outcome: 'duplicate',
-          startedAt: null,
-          endedAt: at,
-          error: held,
-        };
-    } else if (run.phase === 'ended' && run.outcome === 'success') {
-      s.succeedKey.run(run.runKey, run.id, run.endedAt ?? run.createdAt);
-    }
-    const seq = Number(
-      s.insertRun.run({
-        ...row,
-        attemptLog: logText(row.attemptLog),
-        outputTruncated: row.outputTruncated ? 1 : 0,
-      }).lastInsertRowid,
-    );
-    return { kind: 'recorded', run: withSeq(row, seq) };
-  }
-
-  #withdraw(id: string): LedgerResult {
-    const s = this.#s();
-    const row = s.withdrawRun.get(id) as
-      | {
-          runKey: string;
-          app: string;
-          job: string;
-          scheduleIndex: number | null;
-          scheduledTime: number;
-        }
-      | undefined;
-    if (!row) return { kind: 'gone' };
-    if (row.scheduleIndex !== null)
-      s.unclaimFire.run(row.app, row.job, row.scheduleIndex, row.scheduledTime, id);
-    s.releaseKey.run(row.runKey, id);
-    return { kind: 'ok' };
-  }
-
-  #start(id: string, startedAt: number): LedgerResult {
-    const s = this.#s();
-    const run = this.#get(id);
-    if (!run || run.phase !== 'queued') return { kind: 'gone' };
-    const held = this.#claimKey(run.runKey, id, startedAt);
-    if (held !== null) {
-      const patch: EndPatch = { outcome: 'duplicate', endedAt: startedAt, error: held };
-      const row = s.endRun.get(this.#endParams(id, patch)) as Row;
-      return { kind: 'duplicate', run: fromRow(row) };
-    }
-    s.startRun.run(startedAt, id);
-    return { kind: 'started', run: { ...run, phase: 'running', startedAt, dueAt: null } };
-  }
-
-  #end(id: string, patch: EndPatch): LedgerResult {
-    const s = this.#s();
-    const row = s.endRun.get(this.#endParams(id, patch)) as Row | undefined;
-    if (!row) return { kind: 'gone' };
-    if (patch.outcome === 'success') s.succeedKey.run(row.runKey, id, patch.endedAt ?? this.#now());
-    else s.releaseKey.run(row.runKey, id);
-    return { kind: 'ended', run: fromRow(row) };
-  }
-
-  /** Parameters of `endRun`: fields the patch leaves out keep their stored value. */
-  #endParams(id: string, patch: EndPatch): Record<string, unknown> {
-    return {
-      id,
-      outcome: patch.outcome,
-      endedAt: patch.endedAt,
-      error: patch.error,
-      attempts: patch.attempts ?? null,
-      hasStatus: patch.lastStatus === undefined ? 0 : 1,
-      lastStatus: patch.lastStatus ?? null,
-      attemptLog: patch.attemptLog === undefined ? null : logText(patch.attemptLog),
-      hasLog: patch.attemptLog === undefined ? 0 : 1,
-      outputTruncated: patch.outputTruncated === undefined ? null : patch.outputTruncated ? 1 : 0,
-    };
-  }
-
-  #prepare(): Prepared {
-    const db = this.#db;
-    const p = (sql: string): Stmt => db.prepare(sql);
-    return {
-      insertRun: p(INSERT_RUN),
-      getRun: p(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?`),
-      queuedAll: p(`SELECT ${RUN_COLUMNS} FROM runs WHERE phase = 'queued' ORDER BY seq`),
-      queuedOfApp: p(
-        `SELECT ${RUN_COLUMNS} FROM runs WHERE phase = 'queued' AND app = ? ORDER BY seq`,
-      ),
-      queuedOfJob: p(
-        `SELECT ${RUN_COLUMNS} FROM runs
-         WHERE phase = 'queued' AND app = ? AND job = ? ORDER BY seq`,
-      ),
-      running: p(`SELECT ${RUN_COLUMNS} FROM runs WHERE phase = 'running' ORDER BY seq`),
-      runningProcesses: p(
-        `SELECT id AS runId, app, job, pid, pid_start AS startTime FROM runs
-         WHERE phase = 'running' AND pid IS NOT NULL ORDER BY seq`,
-      ),
-      setProcess: p(`UPDATE runs SET pid = ?, pid_start = ? WHERE id = ? AND phase = 'running'`),
-      lastSuccess: p(
-        `SELECT MAX(ended_at) FROM runs WHERE app = ? AND job = ? AND outcome = 'success'`,
-      ).pluck(),
-      lastSuccesses: p(
-        `SELECT app, job, MAX(ended_at) AS at FROM runs WHERE outcome = 'success' GROUP BY app, job`,
-      ),
-      endCrashed: p(
-        `UPDATE runs SET phase = 'ended', outcome = 'crashed', ended_at = ?, error = ?
-         WHERE phase = 'running'`,
-      ),
-      releaseRunningKeys: p(`DELETE FROM run_keys WHERE state = 'running'`),
-      pruneRuns: p(`DELETE FROM runs WHERE phase = 'ended' AND ended_at < ?`),
-      pruneKeys: p(`DELETE FROM run_keys WHERE state = 'succeeded' AND updated_at < ?`),
-      pruneFires: p(`DELETE FROM fires WHERE scheduled_time < ?`),
-      checkpoints: p(
-        'SELECT app, job, schedule_index AS scheduleIndex, at FROM checkpoints ORDER BY app, job',
-      ),
-      setCheckpoint: p(
-        `INSERT INTO checkpoints (app, job, schedule_index, at) VALUES (?, ?, ?, ?)
-         ON CONFLICT (app, job, schedule_index) DO UPDATE SET at = MAX(at, excluded.at)`,
-      ),
-      pausedJobs: p('SELECT app, job FROM paused_jobs ORDER BY app, job'),
-      pause: p('INSERT INTO paused_jobs (app, job) VALUES (?, ?) ON CONFLICT DO NOTHING'),
-      resume: p('DELETE FROM paused_jobs WHERE app = ? AND job = ?'),
-      outcomeCounts: p(
-        `SELECT outcome, COUNT(*) AS n FROM runs
-         WHERE app = ? AND job = ? AND scheduled_time >= ? AND outcome IS NOT NULL
-         GROUP BY outcome`,
-      ),
-      // the jobs arrive as one JSON array of [app, job] pairs; for each, a correlated
-      // subquery walks the (app, job, seq) index backwards, so old history is never read
-      // (10,000 jobs × 20 runs: about 0.25 s)
-      recentOutcomes: p(
-        `WITH j AS (SELECT json_extract(value, '$[0]') AS app, json_extract(value, '$[1]') AS job
-                    FROM json_each(@jobs))
-         SELECT j.app, j.job, (
-           SELECT json_group_array(outcome ORDER BY seq DESC) FROM (
-             SELECT seq, outcome FROM runs WHERE app = j.app AND job = j.job AND phase = 'ended'
-             ORDER BY seq DESC LIMIT @n)) AS outcomes
-         FROM j`,
-      ),
-      outcomeSummary: p(
-        `WITH j AS (SELECT json_extract(value, '$[0]') AS app, json_extract(value, '$[1]') AS job
-                    FROM json_each(@jobs))
-         SELECT r.app, r.job, (r.scheduled_time / 3600000) * 3600000 AS hour,
-                r."trigger" IN ('schedule', 'catchup') AS scheduled, r.outcome, COUNT(*) AS n
-         FROM j JOIN runs r ON r.app = j.app AND r.job = j.job AND r.scheduled_time >= @since
-         WHERE r.outcome IS NOT NULL AND r.phase = 'ended'
-         GROUP BY r.app, r.job, hour, scheduled, r.outcome`,
-      ),
-      claimFire: p(
-        `INSERT INTO fires (app, job, schedule_index, scheduled_time, run_id)
-         VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      ),
-      claimKey: p(
-        `INSERT INTO run_keys (run_key, run_id, state, updated_at) VALUES (?, ?, 'running', ?)
-         ON CONFLICT DO NOTHING`,
-      ),
-      keyHolder: p('SELECT run_id, state FROM run_keys WHERE run_key = ?'),
-      succeedKey: p(
-        `INSERT INTO run_keys (run_key, run_id, state, updated_at) VALUES (?, ?, 'succeeded', ?)
-         ON CONFLICT (run_key) DO UPDATE
-         SET run_id = excluded.run_id, state = 'succeeded', updated_at = excluded.updated_at`,
-      ),
-      releaseKey: p(`DELETE FROM run_keys WHERE run_key = ? AND run_id = ? AND state = 'running'`),
-      startRun: p(`UPDATE runs SET phase = 'running', started_at = ?, due_at = NULL WHERE id = ?`),
-      endRun: p(
-        `UPDATE runs SET phase = 'ended', outcome = @outcome, ended_at = @endedAt,
-         error = @error, attempts = COALESCE(@attempts, attempts),
-         last_status = CASE WHEN @hasStatus THEN @lastStatus ELSE last_status END,
-         attempt_log = CASE WHEN @hasLog THEN @attemptLog ELSE attempt_log END,
-         output_truncated = COALESCE(@outputTruncated, output_truncated)
-         WHERE id = @id AND phase <> 'ended'
-         RETURNING ${RUN_COLUMNS}`,
-      ),
-      dueRun: p(`UPDATE runs SET due_at = NULL WHERE id = ? AND phase = 'queued'`),
-      withdrawRun: p(
-        `DELETE FROM runs WHERE id = ? AND phase = 'running' AND attempts = 0
-         RETURNING run_key AS runKey, app, job, schedule_index AS scheduleIndex,
-         scheduled_time AS scheduledTime`,
-      ),
-      unclaimFire: p(
-        `DELETE FROM fires WHERE app = ? AND job = ? AND schedule_index = ? AND scheduled_time = ?
-         AND run_id = ?`,
-      ),
-    };
-  }
 }
 
 /** Opens the store at `path` and migrates it. */
@@ -645,13 +632,4 @@ export async function openSqliteStore(
     throw err;
   }
   return store;
-}
-
-/** Jobs as the JSON array of `[app, job]` pairs the batch statements read with `json_each`. */
-const jobsJson = (jobs: readonly JobRef[]): string =>
-  JSON.stringify(jobs.map((j) => [j.app, j.job]));
-
-function clampLimit(limit: number | undefined): number {
-  if (limit === undefined || !Number.isFinite(limit)) return LIST_LIMIT.default;
-  return Math.min(LIST_LIMIT.max, Math.max(0, Math.trunc(limit)));
 }

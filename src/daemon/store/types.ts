@@ -19,92 +19,8 @@
  * network store fits; every write is durable when its promise resolves.
  */
 
-import type { NotifierType, NotifyEvent } from '../../contract/manifest/types.js';
-import type { GroupState } from '../../notify/group.js';
-
-/** Where a run is in its life. */
-export type RunPhase = 'queued' | 'running' | 'ended';
-
-/** How a run ended (SPEC §7). */
-export type RunOutcome =
-  | 'success'
-  | 'app_rejected'
-  | 'retries_exhausted'
-  | 'skipped'
-  | 'queue_full'
-  | 'stopped'
-  | 'crashed'
-  | 'missed'
-  | 'duplicate'
-  | 'internal_error';
-
-/** Every outcome, in the order of SPEC §7. */
-export const RUN_OUTCOMES: readonly RunOutcome[] = [
-  'success',
-  'app_rejected',
-  'retries_exhausted',
-  'skipped',
-  'queue_full',
-  'stopped',
-  'crashed',
-  'missed',
-  'duplicate',
-  'internal_error',
-];
-
-/** Every phase. */
-export const RUN_PHASES: readonly RunPhase[] = ['queued', 'running', 'ended'];
-
-/** What caused a run. */
-export type RunTrigger = 'schedule' | 'catchup' | 'manual' | 'replay';
-
-/** One attempt of a run (SPEC §9 item 7). Times are epoch milliseconds. */
-export interface AttemptLogEntry {
-  attempt: number;
-  startedAt: number;
-  durationMs: number;
-  /** HTTP status, when a response arrived. */
-  status: number | null;
-  /** Short reason when the attempt failed (`HTTP 503`, `connect ECONNREFUSED …`). */
-  error: string | null;
-}
-
-/** One row of the ledger. Times are epoch milliseconds. */
-export interface RunRecord {
-  /** UUIDv7. */
-  id: string;
-  runKey: string;
-  app: string;
-  job: string;
-  /** Schedule index for scheduled/catch-up runs; null for manual runs. */
-  scheduleIndex: number | null;
-  /** The nominal fire time (run key time). */
-  scheduledTime: number;
-  trigger: RunTrigger;
-  phase: RunPhase;
-  outcome: RunOutcome | null;
-  attempts: number;
-  lastStatus: number | null;
-  createdAt: number;
-  startedAt: number | null;
-  endedAt: number | null;
-  /**
-   * For `queued` runs: not to be admitted before this instant (delayed manual
-   * triggers); null = as soon as there is room.
-   */
-  dueAt: number | null;
-  /** Why the run ended as it did, in a few words; never a secret. Null for a success. */
-  error: string | null;
-  /** Every attempt sent, in order; empty when none was. */
-  attemptLog: AttemptLogEntry[];
-  /**
-   * A command job's output went past `max_output_bytes` and the rest was dropped (SPEC §11).
-   * Always false for HTTP jobs.
-   */
-  outputTruncated: boolean;
-  /** Position in the ledger (monotonic; assigned by the store on insert): FIFO order of queues. */
-  seq: number;
-}
+export * from './run-types.js';
+import type { JobRef, NewRun, RunOutcome, RunParams, RunPhase, RunRecord } from './run-types.js';
 
 /**
  * The process of a command run's current attempt (SPEC §11), recorded so that a daemon that
@@ -118,9 +34,6 @@ export interface RunProcess {
   pid: number;
   startTime: string | null;
 }
-
-/** A new run; the store assigns `seq`. */
-export type NewRun = Omit<RunRecord, 'seq'>;
 
 /** Fields that change as a run progresses. */
 export type RunPatch = Partial<
@@ -140,7 +53,9 @@ export type RunPatch = Partial<
 
 /** The fields of a run's end. */
 export type EndPatch = Pick<RunRecord, 'outcome' | 'endedAt' | 'error'> &
-  Partial<Pick<RunRecord, 'attempts' | 'lastStatus' | 'attemptLog' | 'outputTruncated'>> & {
+  Partial<
+    Pick<RunRecord, 'attempts' | 'lastStatus' | 'attemptLog' | 'outputTruncated' | 'outputLost'>
+  > & {
     outcome: RunOutcome;
   };
 
@@ -157,7 +72,7 @@ export interface ScheduleRef {
  */
 export type LedgerOp =
   /**
-   * Records a new run. A `running` run claims its run key first: when the key
+   * Records a new run. A `planned` (or `running`) run claims its run key first: when the key
    * is held (running elsewhere, or succeeded) the run is recorded `ended` /
    * `duplicate` instead, with the reason in `error`. An `ended` `success` row
    * marks its key succeeded. A `schedule`/`catchup` run with a schedule index
@@ -166,10 +81,16 @@ export type LedgerOp =
    */
   | { kind: 'insert'; run: NewRun }
   /**
-   * A queued run starts: claims its run key and becomes `running` (due time
-   * cleared). Key held → recorded `ended` / `duplicate`. Not queued → `gone`.
+   * A queued run starts: claims its run key and becomes `planned` (due time
+   * cleared), to be launched at once. Key held → recorded `ended` / `duplicate`.
+   * Not queued → `gone`.
    */
   | { kind: 'start'; id: string; startedAt: number }
+  /**
+   * A run's attempt number `attempt` has started: a `planned` run becomes `running`, and its
+   * attempt count shows the attempt in flight. Not planned or running → `gone`.
+   */
+  | { kind: 'attempt'; id: string; attempt: number }
   /**
    * A queued or running run ends. A success marks its key succeeded; any other
    * end releases the key if this run held it. Already ended → `gone`.
@@ -181,16 +102,24 @@ export type LedgerOp =
    * A run planned ahead that never sent anything is taken back: its row, its
    * fire claim and its run-key claim are deleted, as if it had never been
    * planned (shutdown before its instant, or found at start-up with its start
-   * still in the future). `gone` unless it is `running` with no attempt.
+   * still in the future). `gone` unless it is `planned` (or `running`) with no attempt.
    */
   | { kind: 'withdraw'; id: string }
   /**
-   * A running command run started the process of an attempt: its pid and start time replace
-   * the previous attempt's. Not running → `gone`.
+   * A command run started the process of an attempt: its pid and start time replace
+   * the previous attempt's. Not planned or running → `gone`.
    */
   | { kind: 'process'; id: string; pid: number; startTime: string | null }
   /** The last scheduled instant processed for a schedule; never moves backwards. */
-  | { kind: 'checkpoint'; ref: ScheduleRef; at: number };
+  | { kind: 'checkpoint'; ref: ScheduleRef; at: number }
+  /** Backfills (SPEC §16, `backfill-types.ts`). */
+  | BackfillOp
+  /** A manual trigger's idempotency key (SPEC §16, `idempotency-types.ts`). */
+  | IdempotencyOp
+  /** A manual run's parameters, written in the group that records it (SPEC §16). */
+  | { kind: 'run-params'; id: string; params: RunParams }
+  /** A skip consumed: deleted in the group that records its fire `skipped` (SPEC §16). */
+  | SkipDoneOp;
 
 /** What one {@link LedgerOp} did, at the same index as the op. */
 export type LedgerResult =
@@ -209,6 +138,8 @@ export interface RunFilter {
   app?: string;
   job?: string;
   outcome?: RunOutcome;
+  /** Runs with any of these outcomes (`outcome=failed`, `outcome=a,b`); empty matches none. */
+  outcomes?: readonly RunOutcome[];
   phase?: RunPhase;
   /** Only runs with `seq` below this (pagination cursor). */
   beforeSeq?: number;
@@ -216,15 +147,15 @@ export interface RunFilter {
   limit?: number;
 }
 
-/** One job, named in a batch read. */
-export interface JobRef {
-  app: string;
-  job: string;
-}
-
 /** The outcomes of a job's newest ended runs, newest first (see {@link Store.recentOutcomes}). */
 export interface JobOutcomes extends JobRef {
   outcomes: RunOutcome[];
+}
+
+/** A job's runs that are queued or running (see {@link Store.activeCounts}). */
+export interface JobActivity extends JobRef {
+  running: number;
+  queued: number;
 }
 
 /** One group of {@link Store.outcomeSummary}: ended runs of a job in one hour, by outcome. */
@@ -242,118 +173,53 @@ export interface Checkpoint extends ScheduleRef {
   at: number;
 }
 
-/** Where a notification's delivery is: waiting for (another) attempt, or done either way. */
-export type NotificationStatus = 'pending' | 'delivered' | 'failed';
-
-/** Delivery states, for filters and the OpenAPI document. */
-export const NOTIFICATION_STATUSES: readonly NotificationStatus[] = [
-  'pending',
-  'delivered',
-  'failed',
-];
-
-/** One notification: an event for one notifier, its message and its delivery. Times epoch ms. */
-export interface NotificationRecord {
-  /** Position (monotonic, assigned by the store): newest first in lists. */
-  seq: number;
-  /** UUIDv7; sent as `X-Cron-Notification-Id` so receivers can dedupe. */
-  id: string;
-  /** `<run id>/<event>/<notifier>`: one notification per event and notifier, ever. */
-  eventKey: string;
-  event: NotifyEvent;
-  app: string;
-  job: string;
-  runId: string;
-  notifier: string;
-  notifierType: NotifierType;
-  /** Events this message stands for (grouping). */
-  count: number;
-  /** The one human line. */
-  text: string;
-  /** The JSON body, exactly as sent on every attempt. */
-  body: string;
-  status: NotificationStatus;
-  attempts: number;
-  /** HTTP status (webhook) or SMTP reply code of the last attempt, when there was one. */
-  lastStatus: number | null;
-  lastError: string | null;
-  createdAt: number;
-  /** When a pending notification is tried next; null once it is done. */
-  nextAttemptAt: number | null;
-  /** When it was delivered or given up. */
-  endedAt: number | null;
-}
-
-/** A notification to record; the store assigns `seq`. */
-export type NewNotification = Omit<NotificationRecord, 'seq'>;
-
-/** One open grouping state: a job's `failed` or `missed` events for one notifier. */
-export interface NotifyGroupRow {
-  notifier: string;
-  kind: 'failed' | 'missed';
-  state: GroupState;
-}
-
-/** What an event changes, decided from the job's open groups (see {@link NotificationStore}). */
-export interface NotifyPlan {
-  /** Groups to write; a closed state deletes the row. */
-  groups: NotifyGroupRow[];
-  /** Notifications to record; one whose `eventKey` exists is skipped. */
-  notifications: NewNotification[];
-}
-
-/** Fields of a delivery attempt's result. */
-export type NotificationPatch = Pick<
-  NotificationRecord,
-  'status' | 'attempts' | 'lastStatus' | 'lastError' | 'nextAttemptAt' | 'endedAt'
->;
-
-/** Filter of {@link NotificationStore.listNotifications}; newest first. */
-export interface NotificationFilter {
-  app?: string;
-  job?: string;
-  event?: NotifyEvent;
-  status?: NotificationStatus;
-  beforeSeq?: number;
-  /** Default 100, at most 1000. */
-  limit?: number;
-}
+export * from './notification-types.js';
+export * from './host-types.js';
+import type { NotificationStore } from './notification-types.js';
+import type { HostRunStore } from './host-types.js';
+export * from './access-types.js';
+import type { AccessStore } from './access-types.js';
+export * from './backfill-types.js';
+import type { BackfillOp, BackfillStore } from './backfill-types.js';
+export * from './dead-letter-types.js';
+import type { DeadLetterCount, DeadLetterFilter } from './dead-letter-types.js';
+import type { FreezeStore, PauseNote } from './freeze-types.js';
+import type { IdempotencyOp, IdempotencyStore } from './idempotency-types.js';
+import type { SkipDoneOp, SkipStore } from './skip-types.js';
+export * from './skip-types.js';
 
 /**
- * The notification outbox (SPEC §12). Grouping is a store operation: an event's
- * decision reads the job's open groups and writes the groups and the notifications
- * in **one** transaction (fenced by the leader's epoch in a cluster), so one event
- * is grouped and recorded once whatever else runs. Delivery state is durable, so a
- * restarted daemon (or a new leader) delivers what is still pending.
+ * Dead letters (SPEC §16, `dead-letter-types.ts`): the newest failed run of each run key that
+ * has not succeeded, unless a newer run of that key is active or failed, or it was dismissed.
  */
-export interface NotificationStore {
+export interface DeadLetterStore {
+  /** The dead letters matching `filter`, newest first. */
+  deadLetters(filter: DeadLetterFilter): Promise<RunRecord[]>;
+  /** How many dead letters each job has (jobs with none are absent), in one query. */
+  deadLetterCounts(): Promise<DeadLetterCount[]>;
   /**
-   * In one transaction: reads the open groups of the job, calls `plan` with them
-   * (synchronously), writes its groups and inserts its notifications (skipping any
-   * whose `eventKey` is already recorded). Returns the notifications inserted.
+   * Dismisses dead letters with a note (who, why): each of `runIds` that is a dead letter now
+   * leaves the view (the run stays in the ledger); returns the ids dismissed.
    */
-  recordNotifications(
-    app: string,
-    job: string,
-    plan: (groups: NotifyGroupRow[]) => NotifyPlan,
-  ): Promise<NotificationRecord[]>;
-  /** Pending notifications whose next attempt is at or before `now`, soonest first. */
-  dueNotifications(now: number, limit: number): Promise<NotificationRecord[]>;
-  /** The earliest next attempt of a pending notification, or null when none is pending. */
-  nextNotificationAt(): Promise<number | null>;
-  /** Records a delivery attempt of a pending notification; false when it is not pending. */
-  updateNotification(id: string, patch: NotificationPatch): Promise<boolean>;
-  listNotifications(filter: NotificationFilter): Promise<NotificationRecord[]>;
-  getNotification(id: string): Promise<NotificationRecord | null>;
-  /**
-   * Retention (`--retention-days`): deletes the notifications whose delivery ended (delivered or
-   * failed) before `endedBefore`; pending ones are kept whatever their age. Returns the count.
-   */
-  pruneNotifications(endedBefore: number): Promise<number>;
+  dismissDeadLetters(
+    runIds: readonly string[],
+    note: string,
+    by: string,
+    at: number,
+  ): Promise<string[]>;
 }
 
 /** The ledger and scheduler state. */
-export interface Store extends NotificationStore {
+export interface Store
+  extends
+    NotificationStore,
+    HostRunStore,
+    BackfillStore,
+    DeadLetterStore,
+    AccessStore,
+    FreezeStore,
+    IdempotencyStore,
+    SkipStore {
   /** Runs numbered migrations; idempotent. */
   migrate(): Promise<void>;
   /**
@@ -362,12 +228,19 @@ export interface Store extends NotificationStore {
    */
   write(ops: readonly LedgerOp[]): Promise<LedgerResult[]>;
   getRun(id: string): Promise<RunRecord | null>;
+  /** The runs of `ids` that exist, by `seq`, in one query (a standby's live view). */
+  runsByIds(ids: readonly string[]): Promise<RunRecord[]>;
+  /**
+   * Every job with a queued or running run, with how many of each, in one query
+   * (a standby's view of the leader's jobs); jobs with neither are absent.
+   */
+  activeCounts(): Promise<JobActivity[]>;
   listRuns(filter: RunFilter): Promise<RunRecord[]>;
   /** Queued runs (phase `queued`), FIFO by `seq`; of one job when given. */
   queuedRuns(app?: string, job?: string): Promise<RunRecord[]>;
-  /** Runs in phase `running`. */
+  /** Runs in phase `planned` or `running`: they hold their run key. */
   runningRuns(): Promise<RunRecord[]>;
-  /** The recorded processes of runs in phase `running` (command jobs), oldest run first. */
+  /** The recorded processes of runs in phase `planned` or `running` (command jobs), oldest first. */
   runningProcesses(): Promise<RunProcess[]>;
   /** Which run holds a run key and how: `running` or `succeeded`; null when free. */
   keyHolder(runKey: string): Promise<{ runId: string; state: 'running' | 'succeeded' } | null>;
@@ -376,7 +249,7 @@ export interface Store extends NotificationStore {
   /** Latest `endedAt` of a successful run of every job that has one, by `app/job` (one query). */
   lastSuccesses(): Promise<Map<string, number>>;
   /**
-   * Ends every `running` run as `crashed` at `now` with `error`, releasing the
+   * Ends every `planned` or `running` run as `crashed` at `now` with `error`, releasing the
    * run keys they held; returns how many. Called at start-up.
    */
   endCrashed(now: number, error: string): Promise<number>;
@@ -384,7 +257,8 @@ export interface Store extends NotificationStore {
   checkpoints(): Promise<Checkpoint[]>;
   /** Paused jobs as `app/job` strings. */
   pausedJobs(): Promise<Set<string>>;
-  setPaused(app: string, job: string, paused: boolean): Promise<void>;
+  /** Pauses (with its note: why, who, since when) or resumes a job. */
+  setPaused(app: string, job: string, paused: boolean, note?: PauseNote): Promise<void>;
   /**
    * Deletes ended runs whose `endedAt` is before `endedBefore` (retention),
    * with the key and fire claims of that age; returns how many runs. Queued and
@@ -417,4 +291,41 @@ export interface Store extends NotificationStore {
    */
   outcomeSummary(jobs: readonly JobRef[], since: number): Promise<OutcomeGroup[]>;
   close(): Promise<void>;
+}
+
+/** One daemon process that owns (or owned) a ledger (SQLite, SPEC §9 item 10). */
+export interface LedgerOwner {
+  /** Random per process: two processes never share it, whatever their pid or host. */
+  bootId: string;
+  pid: number;
+  /** The process's start time (`<boot id>:<ticks>`, see `src/fire/process-group.ts`), if known. */
+  pidStart: string | null;
+  host: string;
+  /** Epoch ms. */
+  startedAt: number;
+  /** Epoch ms of the owner's last heartbeat. */
+  heartbeatAt: number;
+}
+
+/** The outcome of a claim: owned now (after `previous`, if any), or held by a live owner. */
+export type OwnershipClaim =
+  { ok: true; previous: LedgerOwner | null } | { ok: false; holder: LedgerOwner };
+
+/**
+ * A ledger with a single owner (the SQLite store): the daemon proves it owns the ledger before
+ * it recovers anything from it, and every later write checks it still does.
+ */
+export interface OwnedLedger {
+  /** Claims the ledger for `me`, unless its recorded owner is not provably gone (`isGone`). */
+  claimOwnership(
+    me: LedgerOwner,
+    isGone: (holder: LedgerOwner) => boolean,
+  ): Promise<OwnershipClaim>;
+  /**
+   * Renews the owner's heartbeat, checking it still owns the ledger and the file is the one
+   * opened. Rejects with a `LedgerLostError` (its `name`) otherwise.
+   */
+  heartbeat(now: number): Promise<void>;
+  /** A clean shutdown: the ledger has no owner any more (while it is still this process's). */
+  releaseOwnership(): Promise<void>;
 }

@@ -1,7 +1,7 @@
 /**
  * Serves the web UI (SPEC §13): the bundle `scripts/build-ui.mjs` writes to
  * `dist/ui` (index.html and hashed assets), read into memory once. The pages'
- * paths (`/`, `/jobs`, `/jobs/<app>/<job>`, `/runs/<id>`, `/notifications`, `/login`) answer
+ * paths (`/`, `/jobs`, `/jobs/<app>/<job>`, `/runs/<id>`, `/notifications`, `/dead-letters`, `/login`) answer
  * index.html; the app routes in the browser. Nothing is loaded from another
  * origin: the Content-Security-Policy allows only this one.
  */
@@ -77,6 +77,9 @@ export const UI_ROUTES = [
   '/jobs/:app/:job',
   '/runs/:id',
   '/notifications',
+  '/dead-letters',
+  '/services',
+  '/audit',
 ] as const;
 
 /** Mounts the UI on the app; `dir` defaults to the package's `dist/ui`. */

@@ -19,7 +19,7 @@
 import type { CronSpec, EverySpec, Schedule } from '../../contract/schedule/index.js';
 import { checkTimeZone, parseSchedule } from '../../contract/schedule/index.js';
 import { findDstConflict, utcMinuteShift } from './aws-dst.js';
-import { secondsRefusal } from './seconds.js';
+import { lastDayRefusal, secondsRefusal } from './seconds.js';
 
 /** What EventBridge Scheduler does with time, for the refusal of a seconds schedule. */
 export const AWS_MINUTES =
@@ -235,7 +235,7 @@ export function toAwsSchedule(schedule: string, timezone: string, now: number): 
 
 /** {@link toAwsSchedule} for an already parsed schedule. */
 export function translateSchedule(spec: Schedule, timezone: string, now: number): AwsTranslation {
-  const seconds = secondsRefusal(spec, AWS_MINUTES);
+  const seconds = secondsRefusal(spec, AWS_MINUTES) ?? lastDayRefusal(spec);
   if (seconds !== null) return { ok: false, reason: seconds };
   if (spec.kind === 'every') return everyTranslation(spec);
   const cron = cronExpression(spec);

@@ -3,6 +3,7 @@
  * request, the target input that runs `cronix trigger`, the ownership marker kept in the
  * schedule's `Description`, and the refusals of everything EventBridge cannot honour.
  */
+import { BLACKOUT_NEEDS_SERVE, RATE_NEEDS_SERVE } from './crontab.js';
 import { createHash } from 'node:crypto';
 import { effectivePolicy } from '../../contract/manifest/index.js';
 import type { DesiredEntry } from '../backend.js';
@@ -29,6 +30,8 @@ export interface AwsTargetConfig {
   targetArn?: string;
   /** `--aws-role-arn`: the role EventBridge Scheduler assumes to invoke the target. */
   roleArn?: string;
+  /** `--report-to` (SPEC §15): appended to the target input's `args`. */
+  reportTo?: string;
 }
 
 /** The ownership marker: what `Description` carries for an entry we own. */
@@ -65,16 +68,23 @@ export function parseMarker(description: string | undefined): AwsMarker | null {
 /**
  * The target input (JSON text) of an entry. A receiver (a Lambda handler, a container
  * entrypoint) runs `cronix <args…>`; EventBridge replaces {@link SCHEDULED_TIME} with the
- * fire's scheduled time on every invocation, so the shim's run key is the intended fire.
+ * fire's scheduled time on every invocation, so the shim's run key is the intended fire. With
+ * `reportTo` (`--report-to`, SPEC §15) the args end in `--report-to <url>`.
  */
-export function targetInput(app: string, job: string, scheduleIndex: number): string {
+export function targetInput(
+  app: string,
+  job: string,
+  scheduleIndex: number,
+  reportTo?: string,
+): string {
+  const report = reportTo === undefined ? [] : ['--report-to', reportTo];
   return JSON.stringify({
     cronix: 1,
     app,
     job,
     schedule_index: scheduleIndex,
     fire_time: SCHEDULED_TIME,
-    args: ['trigger', `${app}.${job}`, '--fire-time', SCHEDULED_TIME],
+    args: ['trigger', `${app}.${job}`, '--fire-time', SCHEDULED_TIME, ...report],
   });
 }
 
@@ -125,7 +135,7 @@ export function scheduleRequest(
   now: number,
 ): { ok: true; request: AwsScheduleRequest } | { ok: false; reason: string } {
   const checked = check(entry, now);
-  if ('reason' in checked) return { ok: false, reason: checked.reason };
+  if ('reasons' in checked) return { ok: false, reason: checked.reasons.join('; ') };
   return { ok: true, request: buildRequest(entry, config, checked, now) };
 }
 
@@ -138,7 +148,7 @@ function buildRequest(
   const Target = {
     Arn: config.targetArn as string,
     RoleArn: config.roleArn as string,
-    Input: targetInput(entry.app, entry.job, entry.scheduleIndex),
+    Input: targetInput(entry.app, entry.job, entry.scheduleIndex, config.reportTo),
   };
   const fields = {
     ScheduleExpression: expr.expression,
@@ -167,53 +177,59 @@ function buildRequest(
 const ALTERNATIVE = 'run this job under cronix serve (the daemon) instead';
 
 /**
- * Why EventBridge Scheduler cannot run `entry` faithfully, or null. Covers the name limit,
- * the schedule translation (day rules, steps, `@every` granularity, DST differences) and the
- * §8 extensions the shim cannot honour on its own. (Missing target flags are the backend's
- * configuration error, not a property of the entry.)
+ * Every reason EventBridge Scheduler cannot run `entry` faithfully (empty when it can). Covers
+ * the name limit, the schedule translation (day rules, steps, `@every` granularity, DST
+ * differences) and the §8 extensions the shim cannot honour on its own. (Missing target flags
+ * are the backend's configuration error, not a property of the entry.)
  */
-export function refuseEntry(entry: DesiredEntry, now: number): string | null {
+export function refuseEntry(entry: DesiredEntry, now: number): string[] {
   const checked = check(entry, now);
-  return 'reason' in checked ? checked.reason : null;
+  return 'reasons' in checked ? checked.reasons : [];
 }
 
-function check(entry: DesiredEntry, now: number): AwsScheduleExpression | { reason: string } {
-  const refuse = (reason: string): { reason: string } => ({ reason });
+function check(entry: DesiredEntry, now: number): AwsScheduleExpression | { reasons: string[] } {
+  const reasons: string[] = [];
+  const refuse = (reason: string): void => void reasons.push(reason);
+  if (entry.spec.policy.rate !== undefined) refuse(RATE_NEEDS_SERVE);
+  if (entry.spec.policy.blackout !== undefined) refuse(BLACKOUT_NEEDS_SERVE);
   const name = entryId(entry.app, entry.job, entry.scheduleIndex);
   if (name.length > AWS_NAME_MAX) {
-    return refuse(
+    refuse(
       `schedule name "${name}" is ${name.length} characters; EventBridge Scheduler allows ${AWS_NAME_MAX}. Shorten the app or job name (app + job at most ${AWS_NAME_MAX - 9 - String(entry.scheduleIndex).length} characters together)`,
     );
   }
   const seconds = refuseSecondsEntry(entry, AWS_MINUTES);
-  if (seconds !== null) return refuse(seconds);
+  if (seconds !== null) refuse(seconds);
   if (entry.spec.command !== undefined) {
-    return refuse(
+    refuse(
       `job ${entry.job} is a command job: EventBridge Scheduler has no host to run a command on (its target is an AWS API such as Lambda or ECS, which would need cronix and the program inside it). Run it with --backend crontab, systemd or kubernetes, or ${ALTERNATIVE}`,
     );
   }
   const policy = effectivePolicy(entry.spec);
   if (policy.concurrency === 'Enqueue') {
-    return refuse(
+    refuse(
       `policy.concurrency "Enqueue" needs a queue, which only cronix serve keeps; EventBridge Scheduler fires the shim, which cannot queue. Use Forbid, Replace or Allow, or ${ALTERNATIVE}`,
     );
   }
   if (policy.concurrency !== 'Allow' && policy.max_concurrent > 1) {
-    return refuse(
+    refuse(
       `policy.max_concurrent ${policy.max_concurrent}: the trigger shim's lock admits one run at a time. Use max_concurrent 1, or ${ALTERNATIVE}`,
     );
   }
   if (policy.jitter.stable_seconds > 0 || policy.jitter.random_seconds > 0) {
-    return refuse(
+    refuse(
       `policy.jitter: EventBridge Scheduler fires at the scheduled minute (cronix sets FlexibleTimeWindow OFF) and the shim adds no delay. Remove jitter, or ${ALTERNATIVE}`,
     );
   }
   if (policy.catchup.mode === 'all') {
-    return refuse(
+    refuse(
       `policy.catchup.mode "all": EventBridge Scheduler does not replay missed fires. Use "latest" or "none", or ${ALTERNATIVE}`,
     );
   }
-  const translated = toAwsSchedule(entry.schedule, entry.spec.timezone, now);
-  if (!translated.ok) return refuse(translated.reason);
+  // a seconds schedule has no translation: its own reason says all about the schedule
+  const translated =
+    seconds === null ? toAwsSchedule(entry.schedule, entry.spec.timezone, now) : null;
+  if (translated !== null && !translated.ok) refuse(translated.reason);
+  if (reasons.length > 0 || translated === null || !translated.ok) return { reasons };
   return translated.value;
 }

@@ -31,6 +31,7 @@ import {
   refuseEntry,
   scheduleRequest,
   scheduleSum,
+  targetInput,
   type AwsMarker,
   type AwsScheduleRequest,
   type AwsTargetConfig,
@@ -53,6 +54,8 @@ export interface AwsBackendOptions {
   awsTargetArn?: string;
   /** `--aws-role-arn`: the role EventBridge Scheduler assumes to invoke the target. */
   awsRoleArn?: string;
+  /** `--report-to` and its secret refs (SPEC §15): `--report-to` goes into the target input. */
+  report?: { url: string };
   /** Clock (epoch ms) for `rate()` anchoring and the DST horizon; default `Date.now`. */
   now?: () => number;
   /** Extra SDK client settings (tests: `maxAttempts`). */
@@ -144,6 +147,7 @@ export class AwsSchedulerBackend implements Backend {
       group,
       ...(options.awsTargetArn !== undefined ? { targetArn: options.awsTargetArn } : {}),
       ...(options.awsRoleArn !== undefined ? { roleArn: options.awsRoleArn } : {}),
+      ...(options.report !== undefined ? { reportTo: options.report.url } : {}),
     };
     this.now = options.now ?? Date.now;
     const where = typeof clientConfig.endpoint === 'string' ? ` at ${clientConfig.endpoint}` : '';
@@ -151,7 +155,7 @@ export class AwsSchedulerBackend implements Backend {
   }
 
   /** See {@link Backend.refuse}. */
-  refuse(entry: DesiredEntry): string | null {
+  refuse(entry: DesiredEntry): string[] {
     return refuseEntry(entry, this.now());
   }
 
@@ -261,6 +265,9 @@ export class AwsSchedulerBackend implements Backend {
     if (this.config.roleArn !== undefined && s.Target?.RoleArn !== this.config.roleArn) {
       return 'role ARN differs from --aws-role-arn';
     }
+    const input = targetInput(marker.app, marker.job, marker.scheduleIndex, this.config.reportTo);
+    if (s.Target?.Input !== input)
+      return 'target input differs from the current flags (--report-to)';
     return null;
   }
 

@@ -19,7 +19,7 @@ import {
   zoneOffset,
   type CronSpec,
 } from '../../contract/schedule/index.js';
-import { secondsRefusal } from './seconds.js';
+import { lastDayRefusal, secondsRefusal } from './seconds.js';
 
 /** What cron does with time, for the refusal of a seconds schedule. */
 export const CRON_MINUTES = 'cron matches whole minutes and starts jobs at second 0';
@@ -169,7 +169,7 @@ export function translateSchedule(
   const parsed = parseSchedule(schedule);
   if (!parsed.ok) return { ok: false, reason: `schedule "${schedule}": ${parsed.error}` };
   const spec = parsed.schedule;
-  const seconds = secondsRefusal(spec, CRON_MINUTES);
+  const seconds = secondsRefusal(spec, CRON_MINUTES) ?? lastDayRefusal(spec);
   if (seconds !== null) return { ok: false, reason: seconds };
   if (spec.kind === 'every') {
     const seconds = spec.intervalSeconds;

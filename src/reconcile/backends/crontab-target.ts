@@ -94,13 +94,13 @@ export function fileTarget(path: string): CrontabTarget {
       // cron ignores /etc/crontab and /etc/cron.d files writable by group or others
       if (system) mode = 0o644;
       try {
-        if (text === '' && path !== '/etc/crontab') {
+        if (text.trim() === '' && path !== '/etc/crontab') {
           unlinkSync(path);
           return;
         }
         writeFileAtomic(path, text, mode, { exactMode: true, fsync: true });
       } catch (err) {
-        if (code(err) === 'ENOENT' && text === '') return;
+        if (code(err) === 'ENOENT' && text.trim() === '') return;
         throw new BackendWriteError(
           `cannot write crontab ${path}: ${code(err)} (nothing was changed); check --crontab-path and permissions`,
         );
@@ -144,6 +144,16 @@ export function userTarget(cmd: CrontabCommand = { bin: 'crontab', args: [] }): 
       throw new BackendUnreachableError(`crontab -l failed (exit ${r.status}): ${stderr}`);
     },
     write(text: string): void {
+      // nothing left (the last of our entries went): remove the crontab rather than leave an
+      // empty one behind
+      if (text.trim() === '') {
+        const removed = run(['-r']);
+        const stderr = String(removed.stderr).trim();
+        if (removed.status === 0 || /no crontab for/i.test(stderr)) return;
+        throw new BackendWriteError(
+          `crontab -r failed (exit ${removed.status}): ${stderr} (the crontab holds no entries of cronix now)`,
+        );
+      }
       const r = run(['-'], text);
       if (r.status !== 0) {
         throw new BackendWriteError(

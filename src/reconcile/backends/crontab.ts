@@ -70,29 +70,52 @@ export function detectHostZone(
   return tz ? tz : 'UTC';
 }
 
+/** Host mode cannot honour `policy.rate` (SPEC §16): every backend refuses it with this. */
+export const RATE_NEEDS_SERVE =
+  'policy.rate needs cronix serve: the trigger shim keeps no rate budget shared between fires; remove policy.rate or run the job under cronix serve';
+
+/**
+ * Host mode cannot honour `policy.blackout` (SPEC §16 "Calendars"): the host scheduler starts
+ * every fire of the schedule, and the trigger shim holds no calendar — no holiday file on a
+ * Kubernetes or EventBridge target, no skips of `cronix skip` — so every backend refuses it.
+ */
+export const BLACKOUT_NEEDS_SERVE =
+  'policy.blackout needs cronix serve: the host scheduler starts every fire and the trigger shim keeps no calendar (no blackout windows, no holiday files, no cronix skip); remove policy.blackout or run the job under cronix serve';
+
 const CRON_USER = /^[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?$/;
 
-/** Refusals for policies the shim under cron cannot honour (§8 extensions); null when fine. */
-export function refuseCronPolicy(entry: DesiredEntry): string | null {
+/** Refusals for policies the shim under cron cannot honour (§8 extensions): every one, or none. */
+export function refuseCronPolicy(entry: DesiredEntry): string[] {
   const { policy } = entry.spec;
   const eff = effectivePolicy(entry.spec);
+  const reasons: string[] = [];
   if (policy.concurrency === 'Enqueue') {
-    return 'policy.concurrency "Enqueue" needs cronix serve: the trigger shim cannot queue fires (use Forbid, Replace or Allow here)';
+    reasons.push(
+      'policy.concurrency "Enqueue" needs cronix serve: the trigger shim cannot queue fires (use Forbid, Replace or Allow here)',
+    );
   }
   if (policy.max_concurrent !== undefined && policy.max_concurrent > 1) {
-    return `policy.max_concurrent ${policy.max_concurrent} needs cronix serve: under cron the shim runs one fire at a time (${policy.concurrency}); remove max_concurrent or use Allow`;
+    reasons.push(
+      `policy.max_concurrent ${policy.max_concurrent} needs cronix serve: under cron the shim runs one fire at a time (${policy.concurrency}); remove max_concurrent or use Allow`,
+    );
   }
   if (
     policy.catchup !== undefined &&
     eff.catchup.mode !== 'none' &&
     eff.catchup.window_seconds !== 0
   ) {
-    return `policy.catchup (mode "${eff.catchup.mode}") needs cronix serve: cron never runs fires missed while it or the host was down; remove policy.catchup or set mode "none"`;
+    reasons.push(
+      `policy.catchup (mode "${eff.catchup.mode}") needs cronix serve: cron never runs fires missed while it or the host was down; remove policy.catchup or set mode "none"`,
+    );
   }
   if (eff.jitter.stable_seconds > 0 || eff.jitter.random_seconds > 0) {
-    return 'policy.jitter needs cronix serve or --backend systemd: cron starts jobs on the minute; remove policy.jitter';
+    reasons.push(
+      'policy.jitter needs cronix serve or --backend systemd: cron starts jobs on the minute; remove policy.jitter',
+    );
   }
-  return null;
+  if (policy.rate !== undefined) reasons.push(RATE_NEEDS_SERVE);
+  if (policy.blackout !== undefined) reasons.push(BLACKOUT_NEEDS_SERVE);
+  return reasons;
 }
 
 /** The variable an `env:` ref (or a bare ref, which means `env:`) reads; null for other schemes. */
@@ -121,14 +144,22 @@ export function cronEnvWarnings(
   const out: string[] = [];
   const seen = new Set<string>();
   for (const e of entries) {
-    const refs = [...e.secretRefs, ...Object.values(e.spec.command?.env_from_secrets ?? {})];
-    for (const ref of refs) {
+    const fireRefs = [
+      ...e.secretRefs,
+      ...Object.values(e.spec.command?.env_from_secrets ?? {}),
+      ...Object.values(e.spec.request?.headers_from_secrets ?? {}),
+    ];
+    const reportRefs = e.report?.secretRefs ?? [];
+    for (const ref of [...fireRefs, ...reportRefs]) {
       const name = envVariable(ref);
       const key = `${e.app}.${e.job}:${ref}`;
       if (name === null || setInCrontab.has(name) || seen.has(key)) continue;
       seen.add(key);
+      const effect = fireRefs.includes(ref)
+        ? 'every fire exits 3'
+        : 'no report can be signed (the fires run, their reports wait in the spool)';
       out.push(
-        `job ${e.app}.${e.job}: secret ref ${ref} reads $${name}, but cron starts commands with an almost empty environment, so it will be unset and every fire exits 3; ` +
+        `job ${e.app}/${e.job}: secret ref ${ref} reads $${name}, but cron starts commands with an almost empty environment, so it will be unset and ${effect}; ` +
           `use a file: ref (file:/etc/cronix/secrets/${name.toLowerCase()}, mode 0600, owned by the user the entry runs as)` +
           (system
             ? ' — do not put the value in this system crontab: it is world-readable'
@@ -167,7 +198,7 @@ export function createCrontabBackend(options: BackendOptions, seams: CrontabSeam
   for (const arg of [...options.triggerCommand, ...options.shimArgs]) {
     if (/[%\n\r]/.test(arg)) {
       throw new BackendConfigError(
-        `${JSON.stringify(arg)} (from --trigger-bin, --spec-dir, --lock-dir, --state-dir or --lock-backend) contains "%" or a line break, which cron turns into input or a new line; use a path without them`,
+        `${JSON.stringify(arg)} (from --trigger-bin, --spec-dir, --lock-dir, --state-dir, --lock-backend or --report-to) contains "%" or a line break, which cron turns into input or a new line; use a path without them`,
       );
     }
   }
@@ -213,13 +244,16 @@ export function createCrontabBackend(options: BackendOptions, seams: CrontabSeam
   return {
     name: 'crontab',
     target: target.description,
-    refuse(entry: DesiredEntry): string | null {
+    triggerLine: command('APP', 'JOB').replace('APP.JOB', '<app>.<job>'),
+    refuse(entry: DesiredEntry): string[] {
+      // a seconds schedule has no cron translation: its own reason says all about the schedule
       const seconds = refuseSecondsEntry(entry, CRON_MINUTES);
-      if (seconds !== null) return seconds;
-      const policy = refuseCronPolicy(entry);
-      if (policy !== null) return policy;
-      const t = translate(entry);
-      return t.ok ? null : t.reason;
+      const t = seconds === null ? translate(entry) : null;
+      return [
+        ...(seconds !== null ? [seconds] : []),
+        ...(t !== null && !t.ok ? [t.reason] : []),
+        ...refuseCronPolicy(entry),
+      ];
     },
     warnings(entries: readonly DesiredEntry[]): string[] {
       return cronEnvWarnings(entries, target.read(), target.system);

@@ -4,6 +4,7 @@
  * plus the refusals for what a CronJob cannot express and the render-only YAML for GitOps.
  * Pure: no I/O, no clock (the reference instant of the DST check is passed in).
  */
+import { BLACKOUT_NEEDS_SERVE, RATE_NEEDS_SERVE } from './crontab.js';
 import type { V1ConfigMap, V1CronJob, V1EnvVar } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { canonicalJob, writeNotifiers } from '../../contract/manifest/canonical.js';
@@ -11,7 +12,7 @@ import { attemptStopSeconds } from '../../contract/manifest/effective.js';
 import type { Job } from '../../contract/manifest/types.js';
 import { worstCaseFireSeconds } from '../../contract/run.js';
 import { parseSchedule } from '../../contract/schedule/cron.js';
-import type { Backend, DesiredEntry } from '../backend.js';
+import { reportKeys, type Backend, type DesiredEntry, type ReportTarget } from '../backend.js';
 import { CRONJOB_MINUTES, dstConflict, translateSchedule } from './kubernetes-schedule.js';
 import { refuseSecondsEntry } from './seconds.js';
 
@@ -54,6 +55,12 @@ export interface KubernetesRenderOptions {
   image?: string;
   /** `--k8s-secret`: the Secret whose keys back `env:` secret refs and `CRONIX_REDIS_URL`. */
   secret?: string;
+  /**
+   * `--report-to` / `--report-secret-ref` (SPEC §15): in the spec ConfigMap and, as
+   * `--report-to`, on the container's command line. Taken from the flags (not the entry read
+   * back from a ConfigMap), so an entry installed with other report flags is `modified`.
+   */
+  report?: ReportTarget;
 }
 
 /** The command-line flags of the Kubernetes backend (a subset of the core's `BackendOptions`). */
@@ -68,6 +75,8 @@ export interface KubernetesFlags {
   k8sSecret?: string;
   /** `--k8s-render [FILE]`: render YAML instead of calling the API (`true` = stdout). */
   k8sRender?: string | boolean;
+  /** `--report-to` / `--report-secret-ref`. */
+  report?: ReportTarget;
 }
 
 /** The Kubernetes backend: the seam plus the render-only YAML of a set of entries. */
@@ -96,6 +105,7 @@ export function renderOptionsOf(
     ...(namespace !== undefined ? { namespace } : {}),
     ...(flags.k8sImage !== undefined ? { image: flags.k8sImage } : {}),
     ...(flags.k8sSecret !== undefined ? { secret: flags.k8sSecret } : {}),
+    ...(flags.report !== undefined ? { report: flags.report } : {}),
   };
 }
 
@@ -159,22 +169,26 @@ export function activeDeadlineSeconds(job: Job): number {
 
 /**
  * The refs the shim resolves in the pod: a command job's `env_from_secrets` (it signs
- * nothing, SPEC §11), else the entry's signing refs.
+ * nothing, SPEC §11), else the entry's signing refs and its `request.headers_from_secrets`;
+ * plus the report secret's refs (SPEC §15).
  */
-function podRefs(entry: DesiredEntry): string[] {
+function podRefs(entry: DesiredEntry, report: ReportTarget | undefined): string[] {
   const command = entry.spec.command;
-  return command === undefined ? entry.secretRefs : Object.values(command.env_from_secrets ?? {});
+  const fire =
+    command === undefined
+      ? [...entry.secretRefs, ...Object.values(entry.spec.request?.headers_from_secrets ?? {})]
+      : Object.values(command.env_from_secrets ?? {});
+  return [...fire, ...(report?.secretRefs ?? [])];
 }
 
 /**
- * Why a CronJob cannot carry `entry` faithfully, or null. Every reason is listed, joined
- * with "; ". `now` anchors the DST check (the next 12 years of the job's time zone).
+ * Every reason a CronJob cannot carry `entry` faithfully (empty when it can). `now` anchors the DST check (the next 12 years of the job's time zone).
  */
 export function refuseKubernetes(
   entry: DesiredEntry,
   options: KubernetesRenderOptions,
   now: number,
-): string | null {
+): string[] {
   const reasons: string[] = [];
   const { policy } = entry.spec;
   if (entry.id.length > MAX_CRONJOB_NAME) {
@@ -212,7 +226,9 @@ export function refuseKubernetes(
   if ((policy.jitter?.stable_seconds ?? 0) > 0 || (policy.jitter?.random_seconds ?? 0) > 0) {
     reasons.push('jitter needs cronix serve: a CronJob starts its Job at the scheduled minute');
   }
-  const refs = envRefNames(podRefs(entry));
+  if (policy.rate !== undefined) reasons.push(RATE_NEEDS_SERVE);
+  if (policy.blackout !== undefined) reasons.push(BLACKOUT_NEEDS_SERVE);
+  const refs = envRefNames(podRefs(entry, options.report));
   if ('reason' in refs) reasons.push(refs.reason);
   else if (refs.names.length > 0 && !options.secret) {
     reasons.push(
@@ -233,19 +249,20 @@ export function refuseKubernetes(
     const dst = parsed.ok ? dstConflict(parsed.schedule, t.timeZone, now) : null;
     if (dst) reasons.push(dst);
   }
-  return reasons.length > 0 ? reasons.join('; ') : null;
+  return reasons;
 }
 
 /**
  * The spec file the shim reads (SPEC §5.1): `{"app","schedule_index","secret_refs","job"}`,
- * plus `"notifiers"` for a job with notifications (SPEC §12).
+ * plus `"notifiers"` for a job with notifications (SPEC §12) and `"report_to"`,
+ * `"report_secret_refs"` with `--report-to` (SPEC §15).
  */
-export function specFileJson(entry: DesiredEntry): string {
+export function specFileJson(entry: DesiredEntry, report?: ReportTarget): string {
   const notifiers =
     entry.notifiers === undefined ? '' : `,"notifiers":${writeNotifiers(entry.notifiers)}`;
   return (
     `{"app":${JSON.stringify(entry.app)},"schedule_index":${entry.scheduleIndex},` +
-    `"secret_refs":${JSON.stringify(entry.secretRefs)},"job":${canonicalJob(entry.spec)}${notifiers}}\n`
+    `"secret_refs":${JSON.stringify(entry.secretRefs)},"job":${canonicalJob(entry.spec)}${notifiers}${reportKeys(report)}}\n`
   );
 }
 
@@ -264,7 +281,11 @@ export function markerLabels(entry: DesiredEntry): Record<string, string> {
   };
 }
 
-function podEnv(entry: DesiredEntry, secret: string | undefined): V1EnvVar[] {
+function podEnv(
+  entry: DesiredEntry,
+  secret: string | undefined,
+  report: ReportTarget | undefined,
+): V1EnvVar[] {
   const env: V1EnvVar[] = [
     { name: 'CRONIX_HOST_ID', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
     // the Job's name ends in its scheduled minute: the shim's fire time for a late pod
@@ -280,7 +301,7 @@ function podEnv(entry: DesiredEntry, secret: string | undefined): V1EnvVar[] {
   if (secret !== undefined && entry.spec.policy.concurrency_scope === 'global') {
     env.push(fromSecret('CRONIX_REDIS_URL'), fromSecret('CRONIX_REDIS_PREFIX'));
   }
-  const refs = envRefNames(podRefs(entry));
+  const refs = envRefNames(podRefs(entry, report));
   if (secret !== undefined && 'names' in refs) {
     for (const name of refs.names)
       if (!env.some((e) => e.name === name)) env.push(fromSecret(name));
@@ -305,7 +326,7 @@ export function renderEntry(entry: DesiredEntry, options: KubernetesRenderOption
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: metadata(),
-    data: { [specFileName(entry)]: specFileJson(entry) },
+    data: { [specFileName(entry)]: specFileJson(entry, options.report) },
   };
   const { policy } = entry.spec;
   const deadline = startingDeadlineSeconds(entry.spec);
@@ -345,8 +366,9 @@ export function renderEntry(entry: DesiredEntry, options: KubernetesRenderOption
                     `${POD_RUN_DIR}/lock`,
                     '--state-dir',
                     `${POD_RUN_DIR}/state`,
+                    ...(options.report ? ['--report-to', options.report.url] : []),
                   ],
-                  env: podEnv(entry, options.secret),
+                  env: podEnv(entry, options.secret, options.report),
                   resources: { requests: { cpu: '50m', memory: '64Mi' } },
                   volumeMounts: [
                     { name: 'spec', mountPath: POD_SPEC_DIR, readOnly: true },

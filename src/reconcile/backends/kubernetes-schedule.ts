@@ -34,7 +34,7 @@ import {
 } from '../../contract/schedule/cron.js';
 import { naiveNext } from '../../contract/schedule/next.js';
 import { getZone } from '../../contract/schedule/zone.js';
-import { secondsRefusal } from './seconds.js';
+import { lastDayRefusal, secondsRefusal } from './seconds.js';
 
 /** What a CronJob does with time, for the refusal of a seconds schedule. */
 export const CRONJOB_MINUTES =
@@ -234,7 +234,7 @@ export function translateSchedule(source: string, timezone: string): CronJobSche
   const parsed = parseSchedule(source);
   if (!parsed.ok) return { ok: false, reason: parsed.error };
   const s = parsed.schedule;
-  const seconds = secondsRefusal(s, CRONJOB_MINUTES);
+  const seconds = secondsRefusal(s, CRONJOB_MINUTES) ?? lastDayRefusal(s);
   if (seconds !== null) return { ok: false, reason: seconds };
   if (s.kind === 'every') return translateEvery(s);
   const lower = s.source.toLowerCase();

@@ -4,6 +4,8 @@
  * an import cycle through the factory.
  */
 
+import type { ReportTarget } from '../backend.js';
+
 /** Everything a backend may need from the command line (SPEC §6). */
 export interface BackendOptions {
   /** `--spec-dir`, absolute: where the shim reads `<app>.<job>.json`. */
@@ -19,9 +21,15 @@ export interface BackendOptions {
   triggerCommand: string[];
   /**
    * Flags for the installed `cronix trigger` command line, after `<app>.<job>`:
-   * `--spec-dir DIR` always, then `--lock-dir`, `--state-dir`, `--lock-backend` when given.
+   * `--spec-dir DIR` always, then `--lock-dir`, `--state-dir`, `--lock-backend`, `--report-to`
+   * when given.
    */
   shimArgs: string[];
+  /**
+   * `--report-to URL` with its `--report-secret-ref` refs (SPEC §15): recorded in every spec file,
+   * and `--report-to` is rendered into what each backend installs.
+   */
+  report?: ReportTarget;
   /** The process environment (for `AWS_*`, `KUBECONFIG`, `TZ`…). */
   env: NodeJS.ProcessEnv;
 

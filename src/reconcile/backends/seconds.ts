@@ -36,7 +36,23 @@ export function secondsRefusal(schedule: Schedule, dialect: string): string | nu
 }
 
 /**
- * {@link secondsRefusal} for a desired entry, naming the job (`job billing.settle: …`); null
+ * Why a host-mode backend cannot run `schedule`: its day-of-month field lists `L` (the last day
+ * of the month), which cronix matches exactly but no backend translates (classic cron and a
+ * Kubernetes CronJob have no `L`; systemd's `~01` and EventBridge's `L` are not wired up);
+ * null otherwise. Every backend asks this before it reads the parsed day-of-month table, which
+ * does not hold `L`.
+ */
+export function lastDayRefusal(schedule: Schedule): string | null {
+  if (schedule.kind !== 'cron' || !schedule.lastDom) return null;
+  return (
+    `schedule ${echo(schedule.source)} uses L (the last day of the month) in its day-of-month ` +
+    'field, which host-mode backends do not translate; run this job under `cronix serve`, or ' +
+    'list the days (e.g. 28-31) and let the job check the date'
+  );
+}
+
+/**
+ * {@link secondsRefusal} for a desired entry, naming the job (`job billing/settle: …`); null
  * when the entry's schedule is not a seconds schedule or does not parse (other checks report
  * an invalid schedule).
  */
@@ -44,5 +60,5 @@ export function refuseSecondsEntry(entry: DesiredEntry, dialect: string): string
   const parsed = parseSchedule(entry.schedule);
   if (!parsed.ok) return null;
   const reason = secondsRefusal(parsed.schedule, dialect);
-  return reason === null ? null : `job ${entry.app}.${entry.job}: ${reason}`;
+  return reason === null ? null : `job ${entry.app}/${entry.job}: ${reason}`;
 }

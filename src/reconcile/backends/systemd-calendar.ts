@@ -26,6 +26,7 @@
  */
 import type { CronSpec, Schedule } from '../../contract/schedule/index.js';
 import { DST_HORIZON_MS, findDstConflict, utcMinuteShift } from './aws-dst.js';
+import { lastDayRefusal } from './seconds.js';
 
 /** Result of {@link toOnCalendar}: the `OnCalendar=` values, or why there are none. */
 export type CalendarResult =
@@ -259,6 +260,8 @@ export function toOnCalendar(
   options: CalendarOptions,
 ): CalendarResult {
   if (schedule.kind === 'every') return everyToCalendar(schedule.intervalSeconds, schedule.source);
+  const last = lastDayRefusal(schedule);
+  if (last !== null) return { ok: false, reason: last };
   const conflict = findDstConflict(
     schedule,
     timezone,

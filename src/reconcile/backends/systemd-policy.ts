@@ -16,6 +16,7 @@
  *   (`FixedRandomDelay=`) hashes the machine id, so each host would pick another offset than
  *   cronix's hash of app/job/index.
  */
+import { BLACKOUT_NEEDS_SERVE, RATE_NEEDS_SERVE } from './crontab.js';
 import { attemptStopSeconds, effectivePolicy } from '../../contract/manifest/index.js';
 import type { Job } from '../../contract/manifest/types.js';
 import type { Schedule } from '../../contract/schedule/index.js';
@@ -64,41 +65,44 @@ export function minFireGapSeconds(schedule: Schedule, timezone: string, now: num
   return Math.max(0, gap - shift);
 }
 
-/** The timer settings for `job`'s policy, or why systemd cannot honour it. */
+/** The timer settings for `job`'s policy, or every reason systemd cannot honour it. */
 export function timerPolicy(
   job: Job,
   schedule: Schedule,
   now: number,
-): { ok: true; timer: TimerPolicy } | { ok: false; reason: string } {
+): { ok: true; timer: TimerPolicy } | { ok: false; reasons: string[] } {
   const p = effectivePolicy(job);
-  const refuse = (reason: string): { ok: false; reason: string } => ({ ok: false, reason });
+  const reasons: string[] = [];
+  const refuse = (reason: string): void => void reasons.push(reason);
+  if (job.policy.rate !== undefined) refuse(RATE_NEEDS_SERVE);
+  if (job.policy.blackout !== undefined) refuse(BLACKOUT_NEEDS_SERVE);
   if (p.concurrency === 'Enqueue') {
-    return refuse(
+    refuse(
       'concurrency "Enqueue" needs the queue of `cronix serve`; a systemd timer cannot queue ' +
         'fires — use Forbid, Replace or Allow, or run the job under `cronix serve`',
     );
   }
   if (p.max_concurrent > 1) {
-    return refuse(
+    refuse(
       `policy.max_concurrent ${p.max_concurrent} needs the run slots of \`cronix serve\`; a ` +
         'systemd unit runs one fire at a time — remove it or run the job under `cronix serve`',
     );
   }
   if (p.catchup.mode === 'all') {
-    return refuse(
+    refuse(
       'policy.catchup.mode "all" cannot be honoured: systemd\'s Persistent=true runs only the ' +
         'latest missed fire — use "latest" or "none", or run the job under `cronix serve`',
     );
   }
   if (p.catchup.mode === 'latest' && p.catchup.window_seconds !== null) {
-    return refuse(
+    refuse(
       `policy.catchup.window_seconds ${p.catchup.window_seconds} cannot be honoured: ` +
         "systemd's Persistent=true catches up the latest missed fire however old it is — " +
         'remove the window, use mode "none", or run the job under `cronix serve`',
     );
   }
   if (p.jitter.stable_seconds > 0) {
-    return refuse(
+    refuse(
       `policy.jitter.stable_seconds ${p.jitter.stable_seconds} cannot be honoured: systemd's ` +
         "stable delay (FixedRandomDelay=) derives from the host's machine id, not cronix's " +
         'per-job offset — use random_seconds, or run the job under `cronix serve`',
@@ -106,7 +110,7 @@ export function timerPolicy(
   }
   const gap = minFireGapSeconds(schedule, job.timezone, now);
   if (p.jitter.random_seconds > 0 && p.jitter.random_seconds >= gap) {
-    return refuse(
+    refuse(
       `policy.jitter.random_seconds ${p.jitter.random_seconds} reaches the next fire (fires ` +
         `can be ${gap} s apart); systemd's RandomizedDelaySec= would push a fire past its ` +
         'successor — use a smaller value',
@@ -117,7 +121,7 @@ export function timerPolicy(
     if (runtime + p.jitter.random_seconds >= gap) {
       const what =
         p.concurrency === 'Allow' ? 'run beside the previous one' : 'replace the previous one';
-      return refuse(
+      refuse(
         `concurrency "${p.concurrency}": a fire may run ${runtime} s (all attempts, timeouts ` +
           `and backoffs + 30 s) but fires can be ${gap} s apart, and systemd starts a unit ` +
           `only once at a time, so an overlapping fire would be dropped instead of made to ${what} — ` +
@@ -125,6 +129,7 @@ export function timerPolicy(
       );
     }
   }
+  if (reasons.length > 0) return { ok: false, reasons };
   return {
     ok: true,
     timer: {

@@ -105,6 +105,11 @@ class SystemdTimerBackend implements SystemdBackend {
     this.userMode = /\/systemd\/user\/?$/.test(this.target);
   }
 
+  /** See {@link Backend.triggerLine}. */
+  get triggerLine(): string {
+    return this.execStartOf('APP', 'JOB').replace('APP.JOB', '<app>.<job>');
+  }
+
   private execStartOf(app: string, job: string): string {
     return execLine([
       ...this.options.triggerCommand,
@@ -114,29 +119,30 @@ class SystemdTimerBackend implements SystemdBackend {
     ]);
   }
 
-  /** Both files of an entry, or why systemd cannot express it. */
-  private render(entry: DesiredEntry): { service: string; timer: string } | { reason: string } {
+  /** Both files of an entry, or every reason systemd cannot express it. */
+  private render(entry: DesiredEntry): { service: string; timer: string } | { reasons: string[] } {
     const parsed = parseSchedule(entry.schedule);
-    if (!parsed.ok) return { reason: `invalid schedule: ${parsed.error}` };
+    if (!parsed.ok) return { reasons: [`invalid schedule: ${parsed.error}`] };
     const zone = entry.spec.timezone;
     const now = this.now();
+    const reasons: string[] = [];
     const calendar = toOnCalendar(parsed.schedule, zone, { now });
-    if (!calendar.ok) return { reason: calendar.reason };
-    if (
+    if (!calendar.ok) reasons.push(calendar.reason);
+    else if (
       calendar.lines.some((l) => l.endsWith(` ${zone}`)) &&
       zone !== 'UTC' &&
       !existsSync(join(this.zoneInfoDir, zone))
     ) {
-      return {
-        reason:
-          `time zone ${zone} is missing from this host's tz database (${join(this.zoneInfoDir, zone)}), ` +
+      reasons.push(
+        `time zone ${zone} is missing from this host's tz database (${join(this.zoneInfoDir, zone)}), ` +
           'so systemd would reject the timer; install or update tzdata',
-      };
+      );
     }
     const policy = timerPolicy(entry.spec, parsed.schedule, now);
-    if (!policy.ok) return { reason: policy.reason };
+    if (!policy.ok) reasons.push(...policy.reasons);
     const blocked = foreignInTheWay(this.target, entry);
-    if (blocked !== null) return { reason: blocked };
+    if (blocked !== null) reasons.push(blocked);
+    if (!calendar.ok || !policy.ok || reasons.length > 0) return { reasons };
     const input = {
       id: entry.id,
       app: entry.app,
@@ -156,9 +162,9 @@ class SystemdTimerBackend implements SystemdBackend {
     return { service: renderService(input), timer: renderTimer(input) };
   }
 
-  refuse(entry: DesiredEntry): string | null {
+  refuse(entry: DesiredEntry): string[] {
     const r = this.render(entry);
-    return 'reason' in r ? r.reason : null;
+    return 'reasons' in r ? r.reasons : [];
   }
 
   async list(app?: string): Promise<OwnedEntry[]> {
@@ -241,7 +247,7 @@ class SystemdTimerBackend implements SystemdBackend {
     prepareUnitDir(this.target);
     const services = matched.map((m) => {
       const r = this.render(m.entry);
-      if ('reason' in r) throw new BackendWriteError(`${m.entry.id}: ${r.reason}`);
+      if ('reasons' in r) throw new BackendWriteError(`${m.entry.id}: ${r.reasons.join('; ')}`);
       return { name: m.name, service: r.service };
     });
     for (const m of services) writeUnit(this.target, unitFileNames(m.name).service, m.service);
@@ -264,7 +270,7 @@ class SystemdTimerBackend implements SystemdBackend {
     const writes = new Map<string, string>();
     for (const entry of [...updates, ...creates]) {
       const r = this.render(entry);
-      if ('reason' in r) throw new BackendWriteError(`${entry.id}: ${r.reason}`);
+      if ('reasons' in r) throw new BackendWriteError(`${entry.id}: ${r.reasons.join('; ')}`);
       const names = unitFileNames(unitName(entry.app, entry.job, entry.scheduleIndex));
       writes.set(names.service, r.service);
       writes.set(names.timer, r.timer);

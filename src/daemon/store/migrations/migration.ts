@@ -7,3 +7,17 @@ export interface Migration {
   /** Statements run together in the migration's transaction. */
   sql: string;
 }
+
+/** Raised when the database was migrated by a newer cronix than this one. */
+export class SchemaTooNewError extends Error {
+  constructor(
+    readonly databaseVersion: number,
+    readonly knownVersion: number,
+  ) {
+    super(
+      `ledger schema version ${databaseVersion} is newer than this cronix knows (${knownVersion}); ` +
+        'run a cronix at least as new as the one that last opened this data dir',
+    );
+    this.name = 'SchemaTooNewError';
+  }
+}

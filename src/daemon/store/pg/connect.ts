@@ -64,6 +64,12 @@ export interface PoolOptions {
   onIdleError?: (err: Error) => void;
 }
 
+/**
+ * A session idle inside a transaction this long is ended by the server (its locks released):
+ * only a frozen or stuck client leaves one idle, a live one sends its next statement at once.
+ */
+export const IDLE_IN_TRANSACTION_MS = 5000;
+
 /** A pool whose connections use `schema` and parse BIGINTs as numbers. */
 export function createPool(target: PgTarget, options: PoolOptions = {}): pg.Pool {
   const pool = new pg.Pool({
@@ -73,6 +79,10 @@ export function createPool(target: PgTarget, options: PoolOptions = {}): pg.Pool
     idleTimeoutMillis: 30_000,
     options: `-c search_path=${target.schema}`,
     application_name: 'cronix',
+    // a process frozen inside a transaction (SIGSTOP, a paused VM) would hold its locks — the
+    // lease row's share lock of a fenced write among them — and keep every other replica from
+    // taking the lease: the server ends such a session instead (SPEC §10 failover)
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
     types,
   });
   pool.on('error', (err) => options.onIdleError?.(err));

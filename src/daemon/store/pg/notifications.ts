@@ -6,7 +6,7 @@
  * leader notifies, and each event once.
  */
 import type pg from 'pg';
-import { clampNotificationLimit } from '../sqlite-notifications.js';
+import { clampListLimit } from '../limits.js';
 import type {
   NotificationFilter,
   NotificationPatch,
@@ -167,7 +167,7 @@ export async function listPg(db: Db, filter: NotificationFilter): Promise<Notifi
     params.push(filter[k]);
     where.push(`${cond} $${params.length}`);
   }
-  params.push(clampNotificationLimit(filter.limit));
+  params.push(clampListLimit(filter.limit));
   const { rows } = await db.query<NotificationRecord>(
     `SELECT ${COLUMNS} FROM notifications ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
      ORDER BY seq DESC LIMIT $${params.length}`,

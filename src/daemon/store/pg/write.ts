@@ -9,7 +9,11 @@
  */
 import type pg from 'pg';
 import { withSeq } from '../record.js';
+import { applyBackfillOp } from './backfills.js';
+import { applyIdempotencyOp } from './idempotency.js';
+import { applySkipDonePg } from './skips.js';
 import type {
+  RunParams,
   AttemptLogEntry,
   EndPatch,
   LedgerOp,
@@ -18,18 +22,34 @@ import type {
   RunRecord,
 } from '../types.js';
 
+/**
+ * The epoch of the transaction's term (set by the fenced store with its fence
+ * check; null unfenced): `runs.leader_epoch` of what it writes. Inserts get it
+ * from the column's default; every update below sets it.
+ */
+export const WRITER_EPOCH = `NULLIF(current_setting('cronix.epoch', true), '')::bigint`;
+
 /** Columns of a run as `RunRecord` fields. */
 export const PG_RUN_COLUMNS = `seq, id, run_key AS "runKey", app, job, schedule_index AS "scheduleIndex",
   scheduled_time AS "scheduledTime", "trigger", phase, outcome, attempts,
   last_status AS "lastStatus", created_at AS "createdAt", started_at AS "startedAt",
   ended_at AS "endedAt", due_at AS "dueAt", error, attempt_log AS "attemptLog",
-  output_truncated AS "outputTruncated"`;
+  output_truncated AS "outputTruncated", output_lost AS "outputLost", host,
+  exit_code AS "exitCode", clock_skew_ms AS "clockSkewMs", lateness_ms AS "latenessMs",
+  fencing_token AS "fencingToken", params`;
 
 /** A row as node-postgres returns it (JSONB parsed, BIGINT as number). */
-type PgRow = Omit<RunRecord, 'attemptLog'> & { attemptLog: AttemptLogEntry[] | null };
+type PgRow = Omit<RunRecord, 'attemptLog' | 'params'> & {
+  attemptLog: AttemptLogEntry[] | null;
+  params?: string | null;
+};
 
 /** A fetched row as a {@link RunRecord}. */
-export const fromPgRow = (row: PgRow): RunRecord => ({ ...row, attemptLog: row.attemptLog ?? [] });
+export const fromPgRow = ({ params, ...row }: PgRow): RunRecord => ({
+  ...row,
+  attemptLog: row.attemptLog ?? [],
+  ...(params ? { params: JSON.parse(params) as RunParams } : {}),
+});
 
 const logText = (log: readonly AttemptLogEntry[]): string | null =>
   log.length === 0 ? null : JSON.stringify(log);
@@ -38,35 +58,35 @@ const INSERT_SQL = `
 WITH input AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::bigint[],
     $7::text[], $8::text[], $9::text[], $10::int[], $11::int[], $12::bigint[], $13::bigint[],
-    $14::bigint[], $15::bigint[], $16::text[], $17::text[], $18::boolean[])
+    $14::bigint[], $15::bigint[], $16::text[], $17::text[], $18::boolean[], $19::text[])
   WITH ORDINALITY AS t(id, run_key, app, job, schedule_index, scheduled_time, trig, phase,
     outcome, attempts, last_status, created_at, started_at, ended_at, due_at, error, attempt_log,
-    output_truncated, ord)
+    output_truncated, output_lost, ord)
 ),
 fire_claimed AS (
   INSERT INTO fires (app, job, schedule_index, scheduled_time, run_id)
   SELECT app, job, schedule_index, scheduled_time, id FROM input
-  WHERE trig IN ('schedule', 'catchup') AND schedule_index IS NOT NULL
+  WHERE trig IN ('schedule', 'catchup', 'host') AND schedule_index IS NOT NULL
   ORDER BY ord
   ON CONFLICT DO NOTHING
   RETURNING run_id
 ),
 accepted AS (
   SELECT i.* FROM input i
-  WHERE NOT (i.trig IN ('schedule', 'catchup') AND i.schedule_index IS NOT NULL)
+  WHERE NOT (i.trig IN ('schedule', 'catchup', 'host') AND i.schedule_index IS NOT NULL)
      OR i.id IN (SELECT run_id FROM fire_claimed)
 ),
 key_claimed AS (
   INSERT INTO run_keys (run_key, run_id, state, updated_at)
   SELECT run_key, id, 'running', COALESCE(started_at, created_at) FROM accepted
-  WHERE phase = 'running'
+  WHERE phase IN ('planned', 'running')
   ORDER BY ord
   ON CONFLICT DO NOTHING
   RETURNING run_key, run_id
 ),
 decided AS (
   SELECT a.*,
-    CASE WHEN a.phase = 'running' AND kc.run_id IS NULL THEN COALESCE(
+    CASE WHEN a.phase IN ('planned', 'running') AND kc.run_id IS NULL THEN COALESCE(
       (SELECT CASE WHEN rk.state = 'succeeded' THEN 'run key already succeeded in run ' || rk.run_id
                    ELSE 'run key is being run by run ' || rk.run_id END
          FROM run_keys rk WHERE rk.run_key = a.run_key),
@@ -78,14 +98,14 @@ decided AS (
 )
 INSERT INTO runs (id, run_key, app, job, schedule_index, scheduled_time, "trigger", phase,
   outcome, attempts, last_status, created_at, started_at, ended_at, due_at, error, attempt_log,
-  output_truncated)
+  output_truncated, output_lost)
 SELECT id, run_key, app, job, schedule_index, scheduled_time, trig,
   CASE WHEN held IS NULL THEN phase ELSE 'ended' END,
   CASE WHEN held IS NULL THEN outcome ELSE 'duplicate' END,
   attempts, last_status, created_at,
   CASE WHEN held IS NULL THEN started_at END,
   CASE WHEN held IS NULL THEN ended_at ELSE COALESCE(started_at, created_at) END,
-  due_at, COALESCE(held, error), attempt_log::jsonb, output_truncated
+  due_at, COALESCE(held, error), attempt_log::jsonb, output_truncated, output_lost
 FROM decided ORDER BY ord
 RETURNING seq, id, phase, outcome, started_at AS "startedAt", ended_at AS "endedAt", error`;
 
@@ -98,16 +118,18 @@ SET run_id = EXCLUDED.run_id, state = 'succeeded', updated_at = EXCLUDED.updated
 const END_SQL = `
 WITH input AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::int[], $6::int[],
-    $7::int[], $8::int[], $9::text[], $10::boolean[])
+    $7::int[], $8::int[], $9::text[], $10::boolean[], $11::text[])
   AS t(id, outcome, ended_at, error, attempts, has_status, last_status, has_log, attempt_log,
-    output_truncated)
+    output_truncated, output_lost)
 ),
 ended AS (
   UPDATE runs r SET phase = 'ended', outcome = i.outcome, ended_at = i.ended_at, error = i.error,
+    leader_epoch = ${WRITER_EPOCH},
     attempts = COALESCE(i.attempts, r.attempts),
     last_status = CASE WHEN i.has_status = 1 THEN i.last_status ELSE r.last_status END,
     attempt_log = CASE WHEN i.has_log = 1 THEN i.attempt_log::jsonb ELSE r.attempt_log END,
-    output_truncated = COALESCE(i.output_truncated, r.output_truncated)
+    output_truncated = COALESCE(i.output_truncated, r.output_truncated),
+    output_lost = COALESCE(i.output_lost, r.output_lost)
   FROM input i WHERE r.id = i.id AND r.phase <> 'ended'
   RETURNING r.*
 ),
@@ -127,7 +149,9 @@ SELECT seq, id, run_key AS "runKey", app, job, schedule_index AS "scheduleIndex"
   scheduled_time AS "scheduledTime", "trigger", phase, outcome, attempts,
   last_status AS "lastStatus", created_at AS "createdAt", started_at AS "startedAt",
   ended_at AS "endedAt", due_at AS "dueAt", error, attempt_log AS "attemptLog",
-  output_truncated AS "outputTruncated"
+  output_truncated AS "outputTruncated", output_lost AS "outputLost", host,
+  exit_code AS "exitCode", clock_skew_ms AS "clockSkewMs", lateness_ms AS "latenessMs",
+  fencing_token AS "fencingToken"
 FROM ended`;
 
 const CHECKPOINT_SQL = `
@@ -162,17 +186,35 @@ export async function applyOps(
       case 'due': {
         const ids = (segment as Of<'due'>[]).map((o) => o.id);
         const { rows } = await client.query<{ id: string }>(
-          `UPDATE runs SET due_at = NULL WHERE id = ANY($1::text[]) AND phase = 'queued' RETURNING id`,
+          `UPDATE runs SET due_at = NULL, leader_epoch = ${WRITER_EPOCH}
+           WHERE id = ANY($1::text[]) AND phase = 'queued' RETURNING id`,
           [ids],
         );
         const done = new Set(rows.map((r) => r.id));
         for (const id of ids) results.push(done.has(id) ? { kind: 'ok' } : { kind: 'gone' });
         break;
       }
+      case 'attempt': {
+        const list = segment as Of<'attempt'>[];
+        // one row per run (an UPDATE … FROM touches a row once), its latest attempt
+        const latest = new Map<string, number>();
+        for (const o of list) latest.set(o.id, Math.max(o.attempt, latest.get(o.id) ?? 0));
+        const { rows } = await client.query<{ id: string }>(
+          `UPDATE runs r SET phase = 'running', attempts = GREATEST(r.attempts, i.attempt),
+             leader_epoch = ${WRITER_EPOCH}
+           FROM unnest($1::text[], $2::int[]) AS i(id, attempt)
+           WHERE r.id = i.id AND r.phase IN ('planned', 'running') RETURNING r.id`,
+          [[...latest.keys()], [...latest.values()]],
+        );
+        const done = new Set(rows.map((r) => r.id));
+        for (const o of list) results.push(done.has(o.id) ? { kind: 'ok' } : { kind: 'gone' });
+        break;
+      }
       case 'process':
         for (const op of segment as Of<'process'>[]) {
           const r = await client.query(
-            `UPDATE runs SET pid = $1, pid_start = $2 WHERE id = $3 AND phase = 'running'`,
+            `UPDATE runs SET pid = $1, pid_start = $2, leader_epoch = ${WRITER_EPOCH}
+             WHERE id = $3 AND phase IN ('planned', 'running')`,
             [op.pid, op.startTime, op.id],
           );
           results.push(r.rowCount === 1 ? { kind: 'ok' } : { kind: 'gone' });
@@ -184,6 +226,29 @@ export async function applyOps(
       case 'checkpoint':
         await checkpoints(client, segment as Of<'checkpoint'>[]);
         for (let k = 0; k < segment.length; k++) results.push({ kind: 'ok' });
+        break;
+      case 'backfill-create':
+      case 'backfill-link':
+      case 'backfill-end':
+        for (const op of segment as Of<'backfill-create' | 'backfill-link' | 'backfill-end'>[])
+          results.push(await applyBackfillOp(client, op));
+        break;
+      case 'run-params':
+        for (const op of segment as Of<'run-params'>[]) {
+          const r = await client.query('UPDATE runs SET params = $1 WHERE id = $2', [
+            JSON.stringify(op.params),
+            op.id,
+          ]);
+          results.push(r.rowCount === 1 ? { kind: 'ok' } : { kind: 'gone' });
+        }
+        break;
+      case 'idempotency-key':
+        for (const op of segment as Of<'idempotency-key'>[])
+          results.push(await applyIdempotencyOp(client, op));
+        break;
+      case 'skip-done':
+        for (const op of segment as Of<'skip-done'>[])
+          results.push(await applySkipDonePg(client, op));
         break;
     }
     i = j;
@@ -215,6 +280,7 @@ async function inserts(client: pg.PoolClient, ops: Of<'insert'>[]): Promise<Ledg
     col((r) => r.error),
     col((r) => logText(r.attemptLog)),
     col((r) => r.outputTruncated),
+    col((r) => r.outputLost),
   ]);
   const byId = new Map(rows.map((r) => [r.id, r]));
   const succeeded = runs.filter((r) => r.phase === 'ended' && r.outcome === 'success');
@@ -256,6 +322,7 @@ async function ends(client: pg.PoolClient, ops: Of<'end'>[]): Promise<LedgerResu
     col((x) => (x.attemptLog === undefined ? 0 : 1)),
     col((x) => (x.attemptLog === undefined ? null : logText(x.attemptLog))),
     col((x) => x.outputTruncated ?? null),
+    col((x) => x.outputLost ?? null),
   ]);
   const byId = new Map(rows.map((r) => [r.id, fromPgRow(r)]));
   return ops.map((o): LedgerResult => {
@@ -278,8 +345,8 @@ async function start(client: pg.PoolClient, op: Of<'start'>): Promise<LedgerResu
   );
   if (claimed.rowCount === 1) {
     const { rows: started } = await client.query<PgRow>(
-      `UPDATE runs SET phase = 'running', started_at = $2, due_at = NULL WHERE id = $1
-       RETURNING ${PG_RUN_COLUMNS}`,
+      `UPDATE runs SET phase = 'planned', started_at = $2, due_at = NULL,
+         leader_epoch = ${WRITER_EPOCH} WHERE id = $1 RETURNING ${PG_RUN_COLUMNS}`,
       [op.id, op.startedAt],
     );
     return { kind: 'started', run: fromPgRow(started[0]!) };
@@ -303,7 +370,7 @@ async function start(client: pg.PoolClient, op: Of<'start'>): Promise<LedgerResu
 async function withdraw(client: pg.PoolClient, id: string): Promise<LedgerResult> {
   const { rows } = await client.query<{ runKey: string }>(
     `WITH gone AS (
-       DELETE FROM runs WHERE id = $1 AND phase = 'running' AND attempts = 0
+       DELETE FROM runs WHERE id = $1 AND phase IN ('planned', 'running') AND attempts = 0
        RETURNING run_key, app, job, schedule_index, scheduled_time),
      fire AS (
        DELETE FROM fires f USING gone g WHERE f.app = g.app AND f.job = g.job

@@ -1,6 +1,7 @@
 /** Small shared pieces: outcome badges and strips, times, run tables, actions. */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { readOnlyReason } from './access.js';
 import { ApiError, type Outcome, type RunJson } from './api.js';
 import {
   bothClocks,
@@ -10,7 +11,7 @@ import {
   runDuration,
   runState,
 } from './format.js';
-import { Link } from './router.js';
+import { jobPath, Link } from './router.js';
 import { isLive, onLive } from './live.js';
 
 /** An outcome (or a phase) as text with a colour; the text carries the meaning. */
@@ -39,19 +40,33 @@ export function OutcomeStrip({ outcomes }: { outcomes: Outcome[] }) {
   );
 }
 
-/** An instant in the job's zone, with the viewer's local time beside it when it differs. */
-export function When({ iso, zone }: { iso: string | null; zone: string }) {
+/**
+ * An instant in the job's zone, with the viewer's local time beside it when it differs. With
+ * `run`, the instant links to that run (named so for screen readers: "Run scheduled …").
+ */
+export function When({ iso, zone, run }: { iso: string | null; zone: string; run?: string }) {
   const t = bothClocks(iso, zone);
   if (!t) return <span class="muted">—</span>;
+  const time = <time dateTime={iso ?? undefined}>{t.job}</time>;
   return (
     <span class="when">
-      <time dateTime={iso ?? undefined}>{t.job}</time>
+      {run === undefined ? (
+        time
+      ) : (
+        <Link href={`/runs/${encodeURIComponent(run)}`}>
+          <span class="sr-only">Run scheduled </span>
+          {time}
+        </Link>
+      )}
       {t.local && <span class="local">{t.local} your time</span>}
     </span>
   );
 }
 
-/** A table of runs with the column headers of SPEC §13. */
+/**
+ * A table of runs with the column headers of SPEC §13. The job's name opens the job; the
+ * scheduled time opens the run. On a phone each run is a block of labelled lines.
+ */
 export function RunTable({
   runs,
   zoneOf,
@@ -64,7 +79,7 @@ export function RunTable({
   empty?: string;
 }) {
   return (
-    <table class="runs">
+    <table class="runs stack">
       <caption>{caption}</caption>
       <thead>
         <tr>
@@ -86,21 +101,23 @@ export function RunTable({
         )}
         {runs.map((r) => (
           <tr key={r.id} data-run={r.id}>
-            <td>
-              <Link href={`/runs/${r.id}`}>
-                {r.app}/{r.job}
-              </Link>
+            <td data-label="Job">
+              <Link href={jobPath(r.app, r.job)}>{`${r.app}/${r.job}`}</Link>
             </td>
-            <td>
-              <When iso={r.scheduled_time} zone={zoneOf(r)} />
+            <td data-label="Scheduled">
+              <When iso={r.scheduled_time} zone={zoneOf(r)} run={r.id} />
             </td>
-            <td>{r.trigger}</td>
-            <td>
+            <td data-label="Trigger">{triggerText(r)}</td>
+            <td data-label="Outcome">
               <OutcomeBadge run={r} />
               {r.error && <span class="err-line">{r.error}</span>}
             </td>
-            <td class="num">{r.attempts}</td>
-            <td class="num">{duration(runDuration(r))}</td>
+            <td data-label="Attempts" class="num">
+              {r.attempts}
+            </td>
+            <td data-label="Duration" class="num">
+              {duration(runDuration(r))}
+            </td>
           </tr>
         ))}
       </tbody>
@@ -130,6 +147,15 @@ export function Notice({
 export function errorText(err: unknown): string {
   if (err instanceof ApiError) return `${err.message} (${err.code})`;
   return (err as Error).message;
+}
+
+/**
+ * A muted line saying why the actions on `app` (or the page's) are not shown (`access.ts`);
+ * nothing when the session may use them.
+ */
+export function ReadOnly({ app }: { app?: string }) {
+  const why = readOnlyReason(app);
+  return why === null ? null : <p class="muted read-only">{why}</p>;
 }
 
 /** A button that asks for confirmation in a modal dialog before `onConfirm`. */
@@ -235,4 +261,9 @@ export function useThrottled(f: () => void, ms: number): () => void {
       r.f();
     }, wait);
   };
+}
+
+/** A run's trigger in words: a host run names its host (SPEC §15). */
+export function triggerText(r: RunJson): string {
+  return r.trigger === 'host' ? (r.host ? `host ${r.host}` : 'host (none)') : r.trigger;
 }

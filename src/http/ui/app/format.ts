@@ -5,35 +5,51 @@ import type { Outcome, RunJson } from './api.js';
 export const LOCAL_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 
 const formats = new Map<string, Intl.DateTimeFormat>();
-function formatter(zone: string, withDate: boolean): Intl.DateTimeFormat {
-  const key = `${zone}|${withDate}`;
-  let f = formats.get(key);
+function formatter(zone: string): Intl.DateTimeFormat {
+  let f = formats.get(zone);
   if (!f) {
     f = new Intl.DateTimeFormat('en-GB', {
       timeZone: zone,
-      ...(withDate ? { year: 'numeric', month: '2-digit', day: '2-digit' } : {}),
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
       hour: '2-digit',
       minute: '2-digit',
       second: '2-digit',
       hourCycle: 'h23',
-      timeZoneName: 'short',
     });
-    formats.set(key, f);
+    formats.set(zone, f);
   }
   return f;
 }
 
-/** `2026-03-29 03:00:00 CEST` in `zone`. */
+/** `UTC`, `UTC+01:00`, `UTC-05:00`, `UTC+05:30`: an offset in minutes as the UI writes it. */
+export function offsetText(minutes: number): string {
+  if (minutes === 0) return 'UTC';
+  const a = Math.abs(minutes);
+  const hm = `${String(Math.floor(a / 60)).padStart(2, '0')}:${String(a % 60).padStart(2, '0')}`;
+  return `UTC${minutes < 0 ? '-' : '+'}${hm}`;
+}
+
+/**
+ * The one way the UI writes an instant (docs/ui.md): `2026-03-29 03:00:00 UTC+02:00`, the wall
+ * clock of `zone` in 24 hours, then that clock's offset from UTC — never a 12-hour clock, a
+ * locale's day/month order or a zone abbreviation.
+ */
 export function inZone(iso: string | number, zone: string): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return '—';
-  const parts = Object.fromEntries(
-    formatter(zone, true)
-      .formatToParts(d)
-      .map((p) => [p.type, p.value]),
-  );
-  return `${parts['year']}-${parts['month']}-${parts['day']} ${parts['hour']}:${parts['minute']}:${parts['second']} ${parts['timeZoneName']}`;
+  const p: Record<string, number> = {};
+  for (const part of formatter(zone).formatToParts(d))
+    if (part.type !== 'literal') p[part.type] = Number(part.value);
+  const wall = Date.UTC(p['year']!, p['month']! - 1, p['day'], p['hour'], p['minute'], p['second']);
+  const offset = Math.round((wall - Math.floor(d.getTime() / 1000) * 1000) / 60_000);
+  const two = (n: number | undefined) => String(n).padStart(2, '0');
+  return `${p['year']}-${two(p['month'])}-${two(p['day'])} ${two(p['hour'])}:${two(p['minute'])}:${two(p['second'])} ${offsetText(offset)}`;
 }
+
+/** An instant in the viewer's zone, in the one format. */
+export const inLocal = (iso: string | number): string => inZone(iso, LOCAL_ZONE);
 
 /** Both clocks: the job's zone, and the viewer's when it differs. */
 export function bothClocks(

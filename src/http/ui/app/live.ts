@@ -4,7 +4,7 @@
  * when it cannot (`reset`), every page reloads its data.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { NotificationJson, RunJson } from './api.js';
+import { checkSession, type NotificationJson, type RunJson } from './api.js';
 
 /** A change the stream reports. */
 export type LiveEvent =
@@ -29,6 +29,9 @@ function emit(e: LiveEvent): void {
 }
 
 let opened = false;
+/** The stream now open, and the pending re-open after the browser gave up on one. */
+let current: EventSource | null = null;
+let retry: ReturnType<typeof setTimeout> | undefined;
 
 /** Opens the stream (once). */
 export function connectLive(): void {
@@ -38,12 +41,25 @@ export function connectLive(): void {
 }
 
 /**
+ * Closes the stream and stops re-opening it: the session ended (logged out or expired), and
+ * the stream needs one, so retrying would only collect 401s until the next login.
+ */
+export function disconnectLive(): void {
+  opened = false;
+  clearTimeout(retry);
+  current?.close();
+  current = null;
+  setLive(false);
+}
+
+/**
  * The browser retries a dropped stream by itself, but gives up for good on an
  * HTTP error (a daemon answering 503 while it restarts): then a new stream is
  * opened after a pause, and pages reload, since what was missed is unknown.
  */
 function open(afterGivingUp: boolean): void {
   const es = new EventSource('/api/v1/events');
+  current = es;
   es.addEventListener('ready', () => {
     setLive(true);
     if (afterGivingUp) emit({ type: 'reset' });
@@ -51,8 +67,10 @@ function open(afterGivingUp: boolean): void {
   });
   es.addEventListener('error', () => {
     setLive(false);
-    if (es.readyState === EventSource.CLOSED) {
-      setTimeout(() => open(true), 3_000);
+    if (es.readyState === EventSource.CLOSED && opened && current === es) {
+      // refused: a daemon restarting (503), or a session that ended (401: back to the login)
+      void checkSession();
+      retry = setTimeout(() => open(true), 3_000);
     }
   });
   es.addEventListener('run', (m) => {

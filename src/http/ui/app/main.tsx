@@ -5,15 +5,20 @@
  */
 import 'uplot/dist/uPlot.min.css';
 import './styles.css';
+import './tables.css';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { del, get, rememberSession, whenUnauthorized, type SessionState } from './api.js';
 import { LOCAL_ZONE } from './format.js';
-import { connectLive, useLiveStatus } from './live.js';
+import { FreezeBanner } from './freeze-banner.js';
+import { connectLive, disconnectLive, useLiveStatus } from './live.js';
 import { JobPage } from './pages/job.js';
 import { JobsPage } from './pages/jobs.js';
 import { LoginPage } from './pages/login.js';
 import { NotificationsPage } from './pages/notifications.js';
+import { DeadLettersPage } from './pages/dead-letters.js';
+import { ServicesPage } from './pages/services.js';
+import { AuditPage } from './pages/audit.js';
 import { OverviewPage } from './pages/overview.js';
 import { RunPage } from './pages/run.js';
 import { Link, match, navigate, useLocation } from './router.js';
@@ -41,11 +46,32 @@ function Header({ session, onLogout }: { session: SessionState; onLogout: () => 
           Jobs
         </a>
         <a
+          href="/services"
+          aria-current={current('/services') ? 'page' : undefined}
+          onClick={(e) => (e.preventDefault(), navigate('/services'))}
+        >
+          Services
+        </a>
+        <a
           href="/notifications"
           aria-current={current('/notifications') ? 'page' : undefined}
           onClick={(e) => (e.preventDefault(), navigate('/notifications'))}
         >
           Notifications
+        </a>
+        <a
+          href="/dead-letters"
+          aria-current={current('/dead-letters') ? 'page' : undefined}
+          onClick={(e) => (e.preventDefault(), navigate('/dead-letters'))}
+        >
+          Dead letters
+        </a>
+        <a
+          href="/audit"
+          aria-current={current('/audit') ? 'page' : undefined}
+          onClick={(e) => (e.preventDefault(), navigate('/audit'))}
+        >
+          Audit
         </a>
       </nav>
       <div class="status">
@@ -53,6 +79,15 @@ function Header({ session, onLogout }: { session: SessionState; onLogout: () => 
           {live ? 'Live' : 'Reconnecting…'}
         </span>
         <span class="muted">Your zone: {LOCAL_ZONE}</span>
+        {session.who && (
+          <span class="who">
+            {session.who}{' '}
+            <span class="muted">
+              ({session.role}
+              {session.apps && session.apps.length > 0 ? `: ${session.apps.join(', ')}` : ''})
+            </span>
+          </span>
+        )}
         {session.auth === 'token' && (
           <button type="button" class="link" onClick={onLogout}>
             Log out
@@ -71,6 +106,9 @@ function Page() {
   if ((m = match('/jobs/:app/:job', path))) return <JobPage app={m['app']!} job={m['job']!} />;
   if ((m = match('/runs/:id', path))) return <RunPage id={m['id']!} />;
   if (match('/notifications', path)) return <NotificationsPage />;
+  if (match('/dead-letters', path)) return <DeadLettersPage />;
+  if (match('/services', path)) return <ServicesPage />;
+  if (match('/audit', path)) return <AuditPage />;
   return (
     <main>
       <h1>Not found</h1>
@@ -98,12 +136,14 @@ function App() {
   }, []);
   useEffect(() => {
     if (session?.authenticated) connectLive();
+    else disconnectLive(); // the stream needs the session too
   }, [session?.authenticated]);
   if (error) return <p role="alert">The daemon did not answer: {error}</p>;
   if (!session) return <p class="boot">Loading cronix…</p>;
   if (!session.authenticated)
     return (
       <LoginPage
+        sso={session.sso === true}
         onLogin={(s) => {
           rememberSession(s);
           setSession(s);
@@ -128,6 +168,7 @@ function App() {
         Skip to content
       </a>
       <Header session={session} onLogout={logout} />
+      <FreezeBanner />
       <div id="main" tabIndex={-1}>
         <Page />
       </div>

@@ -52,6 +52,10 @@ export function Link({
   );
 }
 
+/** The address of a job's page. */
+export const jobPath = (app: string, job: string): string =>
+  `/jobs/${encodeURIComponent(app)}/${encodeURIComponent(job)}`;
+
 /** Matches `/jobs/:app/:job`-style patterns; decoded params or null. */
 export function match(pattern: string, path: string): Record<string, string> | null {
   const p = pattern.split('/');

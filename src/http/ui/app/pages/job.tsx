@@ -1,24 +1,29 @@
 /**
  * Job (SPEC §13): schedule and policy, the next 10 fires with DST transitions
  * marked, run history with an outcome filter, a timeline, a duration chart,
- * and the actions `Run now`, a delayed run, `Pause` / `Resume`.
+ * the calendar (blackout windows, skipped fires), and the actions `Run now`, a delayed run,
+ * `Pause` / `Resume`, `Skip next` (shown to a session that may use them, `access.ts`).
  */
 import { useRef, useState } from 'preact/hooks';
-import { describeSchedule } from '../../../../contract/schedule/describe.js';
+import { describeSchedule, joinWords } from '../../../../contract/schedule/describe.js';
 import {
   get,
   post,
   seg,
   type Admission,
+  type BlackoutJson,
   type JobDetailJson,
+  type NotifyEntryJson,
   type Outcome,
   type RunJson,
 } from '../api.js';
+import { mayChange } from '../access.js';
 import { DurationChart, Timeline } from '../charts.js';
-import { ConfirmButton, errorText, Notice, RunTable, useLoad } from '../components.js';
-import { inZone, LOCAL_ZONE, OUTCOME_TEXT } from '../format.js';
+import { ConfirmButton, errorText, Notice, ReadOnly, RunTable, useLoad } from '../components.js';
+import { inLocal, inZone, LOCAL_ZONE, OUTCOME_TEXT } from '../format.js';
 import { useLive } from '../live.js';
 import { Link } from '../router.js';
+import { BackfillPanel } from './backfill-panel.js';
 
 interface NextFires {
   timezone: string;
@@ -32,7 +37,7 @@ interface NextFires {
 
 type NoticeState = { kind: 'ok' | 'error'; text: preact.ComponentChildren } | null;
 
-function admissionText(a: Admission): preact.ComponentChildren {
+function admissionText(a: Admission, zone: string): preact.ComponentChildren {
   const link = <Link href={`/runs/${a.run.id}`}>run {a.run.id.slice(-12)}</Link>;
   switch (a.admission) {
     case 'started':
@@ -42,7 +47,7 @@ function admissionText(a: Admission): preact.ComponentChildren {
     case 'scheduled':
       return (
         <>
-          Scheduled {link} for {new Date(a.run.due_at ?? a.run.scheduled_time).toLocaleString()}.
+          Scheduled {link} for {inZone(a.run.due_at ?? a.run.scheduled_time, zone)}.
         </>
       );
     case 'skipped':
@@ -50,6 +55,22 @@ function admissionText(a: Admission): preact.ComponentChildren {
     case 'queue_full':
       return <>Not started: the queue is full ({link}).</>;
   }
+}
+
+/** A blackout window in words. */
+function windowText(w: BlackoutJson): preact.ComponentChildren {
+  if ('cron' in w)
+    return (
+      <>
+        <code>{w.cron}</code> for {w.duration_seconds} s
+      </>
+    );
+  if ('from' in w) return `${inLocal(w.from)} to ${inLocal(w.to)}`;
+  return (
+    <>
+      the dates in <code>{w.dates_file}</code>
+    </>
+  );
 }
 
 function Policy({ job }: { job: JobDetailJson }) {
@@ -89,6 +110,18 @@ function Policy({ job }: { job: JobDetailJson }) {
       <dd>
         {p.jitter.stable_seconds} s stable, {p.jitter.random_seconds} s random
       </dd>
+      {job.blackout && job.blackout.length > 0 && (
+        <>
+          <dt>Blackout</dt>
+          <dd>
+            <ul class="plain blackout">
+              {job.blackout.map((w, i) => (
+                <li key={i}>{windowText(w)}</li>
+              ))}
+            </ul>
+          </dd>
+        </>
+      )}
       {job.request && (
         <>
           <dt>Request</dt>
@@ -111,6 +144,10 @@ function Policy({ job }: { job: JobDetailJson }) {
           </dd>
         </>
       )}
+      <dt>Notify</dt>
+      <dd>
+        <NotifyWords entries={job.notify ?? []} />
+      </dd>
       {job.command && (
         <>
           <dt>Command</dt>
@@ -129,10 +166,27 @@ function Policy({ job }: { job: JobDetailJson }) {
   );
 }
 
+/** "chat (webhook) on failed and slow; slow after 120 s; repeats at most every 900 s". */
+function NotifyWords({ entries }: { entries: NotifyEntryJson[] }) {
+  if (entries.length === 0) return <>none (no notifier hears of this job)</>;
+  return (
+    <ul class="plain">
+      {entries.map((n) => (
+        <li key={n.to}>
+          <strong>{n.to}</strong> ({n.type}) on {joinWords(n.on)}
+          {n.on.includes('slow') && `; slow after ${n.slow_after_seconds} s`}
+          {(n.on.includes('failed') || n.on.includes('missed')) &&
+            `; repeats at most every ${n.repeat_every_seconds} s`}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 function NextFiresTable({ next }: { next: NextFires }) {
   const local = next.timezone !== LOCAL_ZONE;
   return (
-    <table class="compact next-fires">
+    <table class="compact next-fires stack">
       <caption>Next {next.fires.length} fires</caption>
       <thead>
         <tr>
@@ -147,20 +201,23 @@ function NextFiresTable({ next }: { next: NextFires }) {
                 <tr key={`dst-${f.utc}`} class="dst">
                   <td colSpan={local ? 2 : 1}>
                     <strong>DST:</strong> clocks go {f.transition.direction} at{' '}
-                    {new Date(f.transition.at).toISOString().slice(0, 16).replace('T', ' ')} UTC
-                    (UTC{f.transition.before} → UTC
-                    {f.transition.after})
+                    {inZone(f.transition.at, 'UTC')}{' '}
+                    {`(UTC${f.transition.before} → UTC${f.transition.after})`}
                   </td>
                 </tr>,
               ]
             : []),
           <tr key={f.utc}>
-            <td>
-              <time dateTime={f.utc} title={f.utc}>
+            <td data-label={`In ${next.timezone}`}>
+              <time dateTime={f.utc} title={inZone(f.utc, 'UTC')}>
                 {inZone(f.utc, next.timezone)}
               </time>
             </td>
-            {local && <td>{inZone(f.utc, LOCAL_ZONE)}</td>}
+            {local && (
+              <td data-label="Your time">
+                <time dateTime={f.utc}>{inZone(f.utc, LOCAL_ZONE)}</time>
+              </td>
+            )}
           </tr>,
         ])}
       </tbody>
@@ -168,9 +225,12 @@ function NextFiresTable({ next }: { next: NextFires }) {
   );
 }
 
-const PHASE_RANK = { queued: 0, running: 1, ended: 2 } as const;
+const PHASE_RANK = { planned: 0, queued: 1, running: 2, ended: 3 } as const;
 
-/** The later of two views of one run (a run only moves forward: queued → running → ended). */
+/**
+ * The later of two views of one run (a run only moves forward: planned → queued → running →
+ * ended). A `Run now` answer (`planned`) can arrive after the stream's `ended` of the same run.
+ */
 function newer(a: RunJson | undefined, b: RunJson): RunJson {
   if (!a) return b;
   if (PHASE_RANK[a.phase] !== PHASE_RANK[b.phase])
@@ -230,7 +290,7 @@ export function JobPage({ app, job }: { app: string; job: string }) {
       const a = await post<Admission>(`${base}/trigger`, body);
       setNotice({
         kind: a.admission === 'skipped' || a.admission === 'queue_full' ? 'error' : 'ok',
-        text: admissionText(a),
+        text: admissionText(a, detail.data?.timezone ?? 'UTC'),
       });
       const known = newer(seen.get(a.run.id), a.run);
       all.set((rs) => (rs.some((r) => r.id === a.run.id) ? rs : [known, ...rs]));
@@ -245,6 +305,17 @@ export function JobPage({ app, job }: { app: string; job: string }) {
         text: paused ? 'Paused: scheduled fires are not run until you resume.' : 'Resumed.',
       });
     });
+  const skipNext = () =>
+    act('Skip next', async () => {
+      const r = await post<{ skip: { at: string }; created: boolean }>(`${base}/skip`, {
+        next: true,
+      });
+      detail.reload();
+      setNotice({
+        kind: 'ok',
+        text: `The fire of ${inZone(r.skip.at, detail.data?.timezone ?? 'UTC')} will be recorded skipped${r.created ? '' : ' (it already was)'}.`,
+      });
+    });
   const d = detail.data;
   return (
     <main>
@@ -255,6 +326,22 @@ export function JobPage({ app, job }: { app: string; job: string }) {
         {app}/{job} {d?.paused && <span class="badge tone-warn">paused</span>}
         {d && !d.enabled && <span class="badge tone-muted">disabled</span>}
       </h1>
+      {d?.paused && d.pause_note?.by && (
+        <p class="notice pause-note" role="status">
+          Paused by {d.pause_note.by}
+          {d.pause_note.since ? ` since ${inLocal(d.pause_note.since)}` : ''}
+          {d.pause_note.reason ? `: ${d.pause_note.reason}` : ''}
+        </p>
+      )}
+      {d?.skips && d.skips.length > 0 && (
+        <ul class="notice plain skips" role="status" aria-label="Skipped fires">
+          {d.skips.map((s) => (
+            <li key={s.at}>
+              The fire of {inZone(s.at, d.timezone)} will be skipped (by {s.by}).
+            </li>
+          ))}
+        </ul>
+      )}
       {detail.error !== null && (
         <p class="notice notice-error" role="alert">
           {errorText(detail.error)}
@@ -269,44 +356,55 @@ export function JobPage({ app, job }: { app: string; job: string }) {
               </li>
             ))}
           </ul>
-          <div class="toolbar">
-            <button type="button" class="primary" onClick={() => void trigger()}>
-              Run now
-            </button>
-            <form
-              class="inline"
-              onSubmit={(e) => {
-                e.preventDefault();
-                void trigger({ after_seconds: Math.round(Number(delay) * 60) });
-              }}
-            >
-              <label>
-                Delay (minutes){' '}
-                <input
-                  type="number"
-                  min="0"
-                  max="527040"
-                  step="any"
-                  required
-                  value={delay}
-                  onInput={(e) => setDelay((e.target as HTMLInputElement).value)}
-                />
-              </label>
-              <button type="submit">Run later</button>
-            </form>
-            {d.paused ? (
-              <button type="button" onClick={() => void setPaused(false)}>
-                Resume
+          <ReadOnly app={app} />
+          {mayChange(app) && (
+            <div class="toolbar">
+              <button type="button" class="primary" onClick={() => void trigger()}>
+                Run now
               </button>
-            ) : (
-              <ConfirmButton
-                label="Pause"
-                question={`Pause ${app}/${job}? Its scheduled fires are not run (nor caught up) until you resume it; manual runs still work.`}
-                confirmLabel="Pause the job"
-                onConfirm={() => void setPaused(true)}
-              />
-            )}
-          </div>
+              <form
+                class="inline"
+                onSubmit={(e) => {
+                  e.preventDefault();
+                  void trigger({ after_seconds: Math.round(Number(delay) * 60) });
+                }}
+              >
+                <label>
+                  Delay (minutes){' '}
+                  <input
+                    type="number"
+                    min="0"
+                    max="527040"
+                    step="any"
+                    required
+                    value={delay}
+                    onInput={(e) => setDelay((e.target as HTMLInputElement).value)}
+                  />
+                </label>
+                <button type="submit">Run later</button>
+              </form>
+              {d.paused ? (
+                <button type="button" onClick={() => void setPaused(false)}>
+                  Resume
+                </button>
+              ) : (
+                <ConfirmButton
+                  label="Pause"
+                  question={`Pause ${app}/${job}? Its scheduled fires are not run (nor caught up) until you resume it; manual runs still work.`}
+                  confirmLabel="Pause the job"
+                  onConfirm={() => void setPaused(true)}
+                />
+              )}
+              {d.enabled && d.next_fire !== null && (
+                <ConfirmButton
+                  label="Skip next"
+                  question={`Skip the next fire of ${app}/${job} (${inZone(d.next_fire, d.timezone)})? It is recorded skipped when it comes; later fires run as usual.`}
+                  confirmLabel="Skip it"
+                  onConfirm={() => void skipNext()}
+                />
+              )}
+            </div>
+          )}
           <Notice notice={notice} />
           <div class="grid">
             <section aria-labelledby="policy-h">
@@ -323,6 +421,7 @@ export function JobPage({ app, job }: { app: string; job: string }) {
           </div>
         </>
       )}
+      {d && <BackfillPanel app={app} job={job} zone={d.timezone} />}
       <section aria-labelledby="timeline-h">
         <h2 id="timeline-h">Timeline</h2>
         {all.data && <Timeline runs={all.data} zone={d?.timezone ?? 'UTC'} />}

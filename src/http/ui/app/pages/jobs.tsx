@@ -3,22 +3,58 @@
  * paused state, the strip of its last 20 outcomes, active and queued counts;
  * filtered by name, app and state in memory, and virtualised (only the rows in
  * view are in the DOM), so 10,000 jobs stay responsive.
+ *
+ * Nothing is cut: names and words wrap. Each row has a slot of a fixed height
+ * for the virtualisation (taller on a phone, where a row is a block of job,
+ * words, next fire and last outcome: styles.css); a row that needs more room
+ * grows, and the overscan covers the difference.
  */
+import { Fragment } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { describeSchedule } from '../../../../contract/schedule/describe.js';
 import { get, seg, type JobJson } from '../api.js';
 import { errorText, OutcomeBadge, OutcomeStrip, When } from '../components.js';
 import { outcomeTone } from '../format.js';
 import { useLive, type LiveEvent } from '../live.js';
-import { Link, navigate, useLocation } from '../router.js';
+import { jobPath, Link, navigate, useLocation } from '../router.js';
 
 interface Row extends JobJson {
   key: string;
   words: string;
 }
 
-const ROW_HEIGHT = 52;
+/** Below this width the table is a list of blocks (tables.css has the same number). */
+const NARROW = '(max-width: 900px)';
+/** A row's slot: a table row's height (it grows if it must); a block's typical height. */
+const ROW_HEIGHT = { wide: 60, narrow: 112 };
 const OVERSCAN = 8;
+
+/** Whether the page is narrower than {@link NARROW}, following changes. */
+function useNarrow(): boolean {
+  const [narrow, setNarrow] = useState(() => matchMedia(NARROW).matches);
+  useEffect(() => {
+    const m = matchMedia(NARROW);
+    const f = () => setNarrow(m.matches);
+    m.addEventListener('change', f);
+    return () => m.removeEventListener('change', f);
+  }, []);
+  return narrow;
+}
+
+/** A zone that may break after each `/` (`America/<wbr>Argentina/<wbr>Buenos_Aires`). */
+function Zone({ zone }: { zone: string }) {
+  const parts = zone.split('/');
+  return (
+    <>
+      {parts.map((p, i) => (
+        <Fragment key={i}>
+          {i > 0 && <wbr />}
+          {i > 0 ? `/${p}` : p}
+        </Fragment>
+      ))}
+    </>
+  );
+}
 const STATES = ['all', 'failing', 'paused', 'running', 'queued', 'ok', 'never ran', 'disabled'];
 
 function stateOf(r: Row, state: string): boolean {
@@ -166,11 +202,16 @@ export function JobsPage() {
   }, [text, app, state]);
 
   const scroller = useRef<HTMLDivElement>(null);
+  const narrow = useNarrow();
+  const ROW = ROW_HEIGHT[narrow ? 'narrow' : 'wide'];
   const [scroll, setScroll] = useState({ top: 0, height: 800 });
   useEffect(() => {
     const el = scroller.current;
     if (!el) return;
-    const update = () => setScroll({ top: el.scrollTop, height: el.clientHeight });
+    // the box is as tall as its rows, up to the window: count on the window's height, or a box
+    // that starts small (few rows drawn) would never draw the rows that make it grow
+    const update = () =>
+      setScroll({ top: el.scrollTop, height: Math.max(el.clientHeight, window.innerHeight) });
     update();
     el.addEventListener('scroll', update, { passive: true });
     window.addEventListener('resize', update);
@@ -179,11 +220,8 @@ export function JobsPage() {
       window.removeEventListener('resize', update);
     };
   }, [rows !== null]);
-  const first = Math.max(0, Math.floor(scroll.top / ROW_HEIGHT) - OVERSCAN);
-  const last = Math.min(
-    shown.length,
-    Math.ceil((scroll.top + scroll.height) / ROW_HEIGHT) + OVERSCAN,
-  );
+  const first = Math.max(0, Math.floor(scroll.top / ROW) - OVERSCAN);
+  const last = Math.min(shown.length, Math.ceil((scroll.top + scroll.height) / ROW) + OVERSCAN);
   visible.current = new Set(shown.slice(first, last).map((r) => r.key));
 
   return (
@@ -248,35 +286,43 @@ export function JobsPage() {
           </thead>
           <tbody>
             {first > 0 && (
-              <tr class="spacer" style={{ height: `${first * ROW_HEIGHT}px` }} aria-hidden="true" />
+              <tr class="spacer" style={{ height: `${first * ROW}px` }} aria-hidden="true" />
             )}
             {shown.slice(first, last).map((r, i) => (
-              <tr key={r.key} aria-rowindex={first + i + 2} style={{ height: `${ROW_HEIGHT}px` }}>
+              <tr
+                key={r.key}
+                aria-rowindex={first + i + 2}
+                style={narrow ? undefined : { height: `${ROW}px` }}
+              >
                 <td class="name">
-                  <Link href={`/jobs/${encodeURIComponent(r.app)}/${encodeURIComponent(r.job)}`}>
-                    {r.key}
-                  </Link>
+                  <Link href={jobPath(r.app, r.job)}>{r.key}</Link>
                 </td>
                 <td class="words" title={r.schedules.join('; ')}>
                   {r.words}
                 </td>
-                <td>{r.timezone}</td>
-                <td>
+                <td class="zone">
+                  <Zone zone={r.timezone} />
+                </td>
+                <td class="next" data-label="Next fire">
                   <When iso={r.next_fire} zone={r.timezone} />
                 </td>
-                <td>
+                <td class={`state ${!r.enabled ? 'off' : r.paused ? 'held' : 'on'}`}>
                   {!r.enabled ? (
                     'disabled'
                   ) : r.paused ? (
                     <strong class="paused">paused</strong>
+                  ) : r.fired_by === 'host' ? (
+                    <span class="watched" title="fired by host schedulers; this daemon expects it">
+                      {`watched · ${r.last_report ? `last report from ${r.last_report.host}` : 'no report yet'}`}
+                    </span>
                   ) : (
                     'active'
                   )}
                 </td>
-                <td>
+                <td class="outcome">
                   <OutcomeBadge outcome={r.last_outcome} />
                 </td>
-                <td>
+                <td class="strip-cell">
                   <OutcomeStrip outcomes={r.recent_outcomes} />
                 </td>
                 <td class="num">{r.active}</td>
@@ -286,7 +332,7 @@ export function JobsPage() {
             {last < shown.length && (
               <tr
                 class="spacer"
-                style={{ height: `${(shown.length - last) * ROW_HEIGHT}px` }}
+                style={{ height: `${(shown.length - last) * ROW}px` }}
                 aria-hidden="true"
               />
             )}

@@ -1,8 +1,18 @@
-/** Login: the API token, once, for an HttpOnly session cookie (SPEC §13). */
+/**
+ * Login: the API token, once, for an HttpOnly session cookie (SPEC §13). The page says where
+ * the token is before anyone has to guess: a new user has never seen it.
+ */
 import { useState } from 'preact/hooks';
 import { ApiError, post, type SessionState } from '../api.js';
 
-export function LoginPage({ onLogin }: { onLogin: (s: SessionState) => void }) {
+export function LoginPage({
+  onLogin,
+  sso = false,
+}: {
+  onLogin: (s: SessionState) => void;
+  /** Single sign-on is configured (SPEC §18): offered above the token. */
+  sso?: boolean;
+}) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const submit = async (e: Event) => {
@@ -18,7 +28,7 @@ export function LoginPage({ onLogin }: { onLogin: (s: SessionState) => void }) {
     } catch (err) {
       setError(
         err instanceof ApiError && err.status === 401
-          ? 'That token is not right. It is in the token file of the daemon’s data dir (.cronix/token by default).'
+          ? 'That token is not right: copy it again from the token file (see below).'
           : (err as Error).message,
       );
       input.select();
@@ -29,6 +39,13 @@ export function LoginPage({ onLogin }: { onLogin: (s: SessionState) => void }) {
   return (
     <main class="login">
       <h1>cronix</h1>
+      {sso && (
+        <p class="sso">
+          <a class="button" href="/api/v1/sso/login">
+            Sign in with SSO
+          </a>
+        </p>
+      )}
       <form onSubmit={submit}>
         <label for="token">API token</label>
         <input
@@ -40,9 +57,17 @@ export function LoginPage({ onLogin }: { onLogin: (s: SessionState) => void }) {
           autoFocus
           aria-describedby="token-help"
         />
-        <p id="token-help" class="muted">
-          Given once; this browser then holds a session cookie for 12 hours.
-        </p>
+        <div id="token-help" class="muted help">
+          <p>
+            The daemon keeps it in <code>&lt;data-dir&gt;/token</code>. With the default data dir,
+            print it from the directory where <code>cronix serve</code> runs:
+          </p>
+          <pre>cat .cronix/token</pre>
+          <p>
+            If the daemon was started with <code>--token-file</code>, it is in that file. Given
+            once; this browser then holds a session cookie for 12 hours.
+          </p>
+        </div>
         <button type="submit" disabled={busy}>
           Log in
         </button>

@@ -7,7 +7,7 @@ import { get, type NotificationJson } from '../api.js';
 import { errorText, Notice, useLoad, When } from '../components.js';
 import { LOCAL_ZONE } from '../format.js';
 import { useLive } from '../live.js';
-import { Link } from '../router.js';
+import { jobPath, Link } from '../router.js';
 
 /** Notifications listed (the newest). */
 const LIMIT = 200;
@@ -59,7 +59,7 @@ export function NotificationsPage() {
       <Notice notice={error ? { kind: 'error', text: errorText(error) } : null} />
       {data && data.notifications.length === 0 && <p>No notifications yet.</p>}
       {data && data.notifications.length > 0 && (
-        <table class="runs">
+        <table class="runs stack">
           <thead>
             <tr>
               <th scope="col">Created</th>
@@ -74,28 +74,32 @@ export function NotificationsPage() {
           <tbody>
             {data.notifications.map((n) => (
               <tr key={n.id}>
-                <td>
+                <td data-label="Created">
                   <When iso={n.created_at} zone={LOCAL_ZONE} />
                 </td>
-                <td>
+                <td data-label="Event">
                   {n.event}
                   {n.count > 1 ? ` ×${n.count}` : ''}
                 </td>
-                <td>
-                  <Link href={`/jobs/${encodeURIComponent(n.app)}/${encodeURIComponent(n.job)}`}>
-                    {n.app}/{n.job}
-                  </Link>{' '}
-                  <Link href={`/runs/${encodeURIComponent(n.run_id)}`}>run</Link>
+                <td data-label="Job">
+                  <span>
+                    <Link href={jobPath(n.app, n.job)}>{`${n.app}/${n.job}`}</Link>{' '}
+                    <Link href={`/runs/${encodeURIComponent(n.run_id)}`}>run</Link>
+                  </span>
                 </td>
-                <td>
-                  {n.notifier} <span class="muted">({n.notifier_type})</span>
+                <td data-label="Notifier">
+                  <span>
+                    {n.notifier} <span class="muted">({n.notifier_type})</span>
+                  </span>
                 </td>
-                <td>
-                  <span class={`badge tone-${TONE[n.status]}`}>{n.status}</span>
-                  {n.last_error && <div class="muted">{n.last_error}</div>}
+                <td data-label="Status">
+                  <span>
+                    <span class={`badge tone-${TONE[n.status]}`}>{n.status}</span>
+                    {n.last_error && <span class="err-line">{n.last_error}</span>}
+                  </span>
                 </td>
-                <td>{n.attempts}</td>
-                <td>{n.text}</td>
+                <td data-label="Attempts">{n.attempts}</td>
+                <td data-label="Message">{n.text}</td>
               </tr>
             ))}
           </tbody>

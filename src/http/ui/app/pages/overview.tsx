@@ -7,7 +7,7 @@
 import { ApiError, apiPaths, get, seg, type Outcome, type RunJson } from '../api.js';
 import { OutcomeBars } from '../charts.js';
 import { errorText, OutcomeBadge, RunTable, useLoad, useThrottled, When } from '../components.js';
-import { relative } from '../format.js';
+import { inLocal, relative } from '../format.js';
 import { useLive } from '../live.js';
 import { Link } from '../router.js';
 
@@ -55,7 +55,10 @@ const REASON: Record<string, string> = {
 /** Each job's zone, learnt once per job from its detail (runs do not carry it). */
 const zoneOf = new Map<string, string>();
 async function learnZones(runs: RunJson[]): Promise<void> {
-  const keys = [...new Set(runs.map((r) => `${r.app}/${r.job}`))].filter((k) => !zoneOf.has(k));
+  // a service's start (trigger service) has no job to ask: its times are shown in UTC
+  const keys = [
+    ...new Set(runs.filter((r) => r.trigger !== 'service').map((r) => `${r.app}/${r.job}`)),
+  ].filter((k) => !zoneOf.has(k));
   await Promise.all(
     keys.slice(0, 20).map(async (key) => {
       const [app, ...job] = key.split('/');
@@ -88,7 +91,7 @@ function ClusterBlock() {
       <p>
         Leader: {c.leader ? <strong>{c.leader.replica}</strong> : <strong>none</strong>}
         {c.leader &&
-          ` (epoch ${c.leader.epoch}, lease until ${new Date(c.leader.lease_expires_at).toLocaleTimeString()})`}
+          ` (epoch ${c.leader.epoch}, lease until ${inLocal(c.leader.lease_expires_at)})`}
         . This page is served by {c.self.replica} ({c.self.role}).
       </p>
       <ul>
@@ -147,10 +150,7 @@ export function OverviewPage() {
           <ul class="plain">
             {s?.attention.map((a) => (
               <li key={`${a.app}/${a.job}`}>
-                <Link href={jobHref(a.app, a.job)}>
-                  {a.app}/{a.job}
-                </Link>{' '}
-                —{' '}
+                <Link href={jobHref(a.app, a.job)}>{`${a.app}/${a.job}`}</Link> —{' '}
                 {a.reasons
                   .map((r) =>
                     r === 'missed'
@@ -179,7 +179,7 @@ export function OverviewPage() {
           <h2 id="complete-h">Completeness per job (24 h)</h2>
           <p class="muted">Succeeded scheduled runs ÷ scheduled fires; lowest first.</p>
           {s && s.completeness.length === 0 && <p>No scheduled runs ended in the last 24 h.</p>}
-          <table class="compact" hidden={!s || s.completeness.length === 0}>
+          <table class="compact stack" hidden={!s || s.completeness.length === 0}>
             <thead>
               <tr>
                 <th scope="col">Job</th>
@@ -190,12 +190,10 @@ export function OverviewPage() {
             <tbody>
               {s?.completeness.map((c) => (
                 <tr key={`${c.app}/${c.job}`}>
-                  <td>
-                    <Link href={jobHref(c.app, c.job)}>
-                      {c.app}/{c.job}
-                    </Link>
+                  <td data-label="Job">
+                    <Link href={jobHref(c.app, c.job)}>{`${c.app}/${c.job}`}</Link>
                   </td>
-                  <td>
+                  <td data-label="Completeness">
                     <meter
                       min={0}
                       max={1}
@@ -207,7 +205,7 @@ export function OverviewPage() {
                     />{' '}
                     {(c.ratio * 100).toFixed(c.ratio === 1 ? 0 : 1)}%
                   </td>
-                  <td class="num">
+                  <td data-label="Succeeded" class="num">
                     {c.succeeded} of {c.expected}
                   </td>
                 </tr>
@@ -234,7 +232,7 @@ export function OverviewPage() {
         </section>
         <section aria-labelledby="next-h" class="wide">
           <h2 id="next-h">Next 24 h</h2>
-          <table class="compact">
+          <table class="compact stack">
             <thead>
               <tr>
                 <th scope="col">Job</th>
@@ -250,16 +248,16 @@ export function OverviewPage() {
               )}
               {upcoming.data?.fires.map((f) => (
                 <tr key={`${f.app}/${f.job}/${f.schedule_index}/${f.utc}`}>
-                  <td>
-                    <Link href={jobHref(f.app, f.job)}>
-                      {f.app}/{f.job}
-                    </Link>
-                    {f.paused && <span class="badge tone-warn">paused</span>}
+                  <td data-label="Job">
+                    <span>
+                      <Link href={jobHref(f.app, f.job)}>{`${f.app}/${f.job}`}</Link>
+                      {f.paused && <span class="badge tone-warn">paused</span>}
+                    </span>
                   </td>
-                  <td>
+                  <td data-label="Fires at">
                     <When iso={f.utc} zone={f.timezone} />
                   </td>
-                  <td>{relative(f.utc)}</td>
+                  <td data-label="In">{relative(f.utc)}</td>
                 </tr>
               ))}
             </tbody>

@@ -3,9 +3,11 @@
  * the request target and headers sent (never a signature or secret), the
  * leader epoch when the store records one, the command output for command
  * jobs (when the daemon serves `/api/v1/runs/{id}/log`), and `Cancel`
- * (confirmed first) or `Replay`.
+ * (confirmed first) or `Replay` — output and actions for a session that may have them
+ * (`access.ts`).
  */
 import { useState } from 'preact/hooks';
+import { may } from '../access.js';
 import {
   apiPaths,
   get,
@@ -15,7 +17,16 @@ import {
   type JobDetailJson,
   type RunJson,
 } from '../api.js';
-import { ConfirmButton, errorText, Notice, OutcomeBadge, useLoad, When } from '../components.js';
+import {
+  ConfirmButton,
+  errorText,
+  Notice,
+  OutcomeBadge,
+  ReadOnly,
+  triggerText,
+  useLoad,
+  When,
+} from '../components.js';
 import { duration, runDuration } from '../format.js';
 import { useLive } from '../live.js';
 import { Link, navigate } from '../router.js';
@@ -31,6 +42,7 @@ interface SentRequest {
 
 function CommandOutput({ run }: { run: RunJson }) {
   const log = useLoad(async () => {
+    if (!may('GET /api/v1/runs/{id}/log', run.app)) return null;
     if (!(await apiPaths()).has('/api/v1/runs/{id}/log')) return null;
     const res = await fetch(`/api/v1/runs/${seg(run.id)}/log`, { credentials: 'same-origin' });
     return res.ok ? await res.text() : null;
@@ -41,6 +53,12 @@ function CommandOutput({ run }: { run: RunJson }) {
       <h2 id="output-h">Command output</h2>
       {run.output_truncated && (
         <p class="notice notice-error">The output was cut at the job’s max_output_bytes.</p>
+      )}
+      {run.output_lost && (
+        <p class="notice notice-error">
+          Part of the output could not be written ({run.output_error}); what follows that point was
+          lost.
+        </p>
       )}
       <pre class="output" tabIndex={0}>
         {log.data || '(no output)'}
@@ -113,6 +131,28 @@ export function RunPage({ id }: { id: string }) {
       </main>
     );
   const jobHref = `/jobs/${encodeURIComponent(r.app)}/${encodeURIComponent(r.job)}`;
+  // a host's run is the host's to repeat; an open run may be cancelled, an ended one replayed
+  const action =
+    r.trigger === 'host'
+      ? null
+      : r.phase !== 'ended'
+        ? may('POST /api/v1/runs/{id}/cancel', r.app) && (
+            <ConfirmButton
+              label="Cancel"
+              question={
+                r.phase === 'running'
+                  ? 'Cancel this run? Its request is aborted now and the run ends stopped.'
+                  : 'Cancel this run? It will never start and ends stopped.'
+              }
+              confirmLabel="Cancel the run"
+              onConfirm={() => void cancel()}
+            />
+          )
+        : may('POST /api/v1/runs/{id}/replay', r.app) && (
+            <button type="button" onClick={() => void replay()}>
+              Replay
+            </button>
+          );
   return (
     <main>
       <p class="crumbs">
@@ -121,23 +161,9 @@ export function RunPage({ id }: { id: string }) {
       <h1>
         Run <code>{r.id}</code> <OutcomeBadge run={r} />
       </h1>
+      <ReadOnly app={r.app} />
       <div class="toolbar">
-        {r.phase !== 'ended' ? (
-          <ConfirmButton
-            label="Cancel"
-            question={
-              r.phase === 'running'
-                ? 'Cancel this run? Its request is aborted now and the run ends stopped.'
-                : 'Cancel this run? It will never start and ends stopped.'
-            }
-            confirmLabel="Cancel the run"
-            onConfirm={() => void cancel()}
-          />
-        ) : (
-          <button type="button" onClick={() => void replay()}>
-            Replay
-          </button>
-        )}
+        {action}
         <button type="button" class="link" onClick={() => navigate(jobHref)}>
           All runs of this job
         </button>
@@ -149,9 +175,32 @@ export function RunPage({ id }: { id: string }) {
           <code>{r.run_key}</code>
         </dd>
         <dt>Trigger</dt>
-        <dd>{r.trigger}</dd>
+        <dd>{triggerText(r)}</dd>
+        {r.trigger === 'host' && (
+          <>
+            <dt>Host</dt>
+            <dd>{r.host ?? '— (no host reported this fire)'}</dd>
+            <dt>Exit code</dt>
+            <dd>{r.exit_code ?? '—'}</dd>
+            {r.clock_skewed && (
+              <>
+                <dt>Clock</dt>
+                <dd class="err">{`the host's clock was ${r.clock_skew_seconds ?? '?'} s off the server's`}</dd>
+              </>
+            )}
+            {r.lateness_seconds != null && (
+              <>
+                <dt>Late</dt>
+                <dd class="err">{`started ${r.lateness_seconds} s after its fire time`}</dd>
+              </>
+            )}
+          </>
+        )}
         <dt>Phase</dt>
-        <dd>{r.phase}</dd>
+        <dd>
+          {r.phase}
+          {r.waiting_for && <span class="muted"> · waiting for {r.waiting_for}</span>}
+        </dd>
         <dt>Outcome</dt>
         <dd>{r.outcome ?? '— (not ended)'}</dd>
         <dt>Error</dt>
@@ -189,7 +238,7 @@ export function RunPage({ id }: { id: string }) {
       </dl>
       <section aria-labelledby="attempts-h">
         <h2 id="attempts-h">Attempts</h2>
-        <table class="compact">
+        <table class="compact stack">
           <thead>
             <tr>
               <th scope="col">Attempt</th>
@@ -209,17 +258,43 @@ export function RunPage({ id }: { id: string }) {
             )}
             {r.attempt_log.map((a) => (
               <tr key={a.attempt}>
-                <td class="num">{a.attempt}</td>
-                <td>
+                <td data-label="Attempt" class="num">
+                  {a.attempt}
+                </td>
+                <td data-label="Started">
                   <When iso={a.started_at} zone={tz} />
                 </td>
-                <td>{a.status ?? '—'}</td>
-                <td class="num">{duration(a.duration_ms)}</td>
-                <td>{a.error ?? '—'}</td>
+                <td data-label="Status">
+                  {a.status ?? (a.exit_code != null ? `exit ${a.exit_code}` : '—')}
+                </td>
+                <td data-label="Duration" class="num">
+                  {duration(a.duration_ms)}
+                </td>
+                <td data-label="Error">{a.error ?? '—'}</td>
               </tr>
             ))}
           </tbody>
         </table>
+        {r.attempt_log.map(
+          (a) =>
+            (a.response != null || a.traceparent != null) && (
+              <details key={a.attempt} class="attempt-response">
+                <summary>
+                  Attempt {a.attempt}: {a.status !== null ? `HTTP ${a.status}` : 'no response'}
+                </summary>
+                {a.traceparent != null && (
+                  <p>
+                    traceparent sent <code>{a.traceparent}</code>
+                  </p>
+                )}
+                {a.response != null && (
+                  <pre class="output" tabIndex={0}>
+                    {a.response || '(empty body)'}
+                  </pre>
+                )}
+              </details>
+            ),
+        )}
       </section>
       {sent.data && (
         <section aria-labelledby="request-h">

@@ -1,0 +1,18 @@
+/**
+ * One system of the dispatch comparison, for profiling (not part of `npm run bench`):
+ * `node --import tsx bench/one.ts <system regex> <n> [bursts]`, with CRONIX_BENCH_NODE_ARGS
+ * for the measured process's node flags (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) and
+ * CRONIX_BENCH_KEEP_OUTPUT=<file> to keep what it printed (e.g. with `--trace-gc`).
+ */
+import { benchDispatch } from './dispatch.js';
+
+const [pattern = 'SQLite', n = '10000', bursts = '1'] = process.argv.slice(2);
+const rows = await benchDispatch(
+  [Number(n)],
+  1,
+  undefined,
+  new RegExp(pattern),
+  bursts === '2' ? 2 : 1,
+);
+for (const r of rows)
+  console.log(`${r.system} n=${r.n} p50=${r.p50} p99=${r.p99} cpu=${r.cpuMs} rss=${r.rssMb}`);
