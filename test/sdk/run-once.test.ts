@@ -156,6 +156,9 @@ describe.each([
     if (name === 'PostgreSQL') {
       const schema = store.url.split('#')[1] as string;
       await pgQuery(`CREATE SCHEMA ${schema}`);
+      // created once here: two replicas' concurrent CREATE TABLE IF NOT EXISTS can collide on
+      // PostgreSQL's catalog (23505 on pg_type), which is the test's race, not runOnce's
+      await pgQuery(`CREATE TABLE ${schema}.effects (run_key text, pid integer)`);
     }
   };
 
@@ -237,6 +240,21 @@ describe.each([
     expect(older).toMatchObject({ status: 409, outcome: 'stale' });
     expect(JSON.parse(older.body)).toMatchObject({ error: { code: 'StaleFencingToken' } });
     expect(await deliver(r, { runKey: '' })).toMatchObject({ status: 400, outcome: 'invalid' });
+    r.child.kill('SIGKILL');
+  }, 60_000);
+
+  it('a duplicate from a new leader raises the fence: the deposed leader is refused at the next fire', async () => {
+    await setup();
+    const r = await replica(store.url, 0);
+    const runKey = 'billing/bill#2026-01-01T05:00:00Z#c0ffee';
+    // the old leader (epoch 1) ran it; the new leader (epoch 2) only ever gets duplicates
+    expect(await deliver(r, { runKey, epoch: 1 })).toMatchObject({ outcome: 'executed' });
+    expect(await deliver(r, { runKey, epoch: 2 })).toMatchObject({ outcome: 'duplicate' });
+    const next = 'billing/bill#2026-01-01T06:00:00Z#c0ffee';
+    const refused = await deliver(r, { runKey: next, epoch: 1 });
+    expect(refused).toMatchObject({ status: 409, outcome: 'stale' });
+    expect(JSON.parse(refused.body)).toMatchObject({ error: { code: 'StaleLeaderEpoch' } });
+    expect(await store.effects(next)).toBe(0);
     r.child.kill('SIGKILL');
   }, 60_000);
 });

@@ -150,6 +150,9 @@ async function underLock<T>(
         `UPDATE ${runs} SET duplicates = duplicates + 1, last_updated = now() WHERE run_key = $1`,
         [runKey],
       );
+      // a duplicate still raises the fence: a new leader's duplicate fences the deposed one
+      // out of the next fire (the answer stays the stored one either way)
+      await checkFence(client, fences, run);
       return duplicate(num(row['status_code']) ?? 200, String(row['result'] ?? 'null'));
     }
     const stale = await checkFence(client, fences, run);

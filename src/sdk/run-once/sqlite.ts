@@ -102,6 +102,37 @@ export function runOnceSqlite<T>(
   }
 }
 
+/**
+ * Checks the delivery's epoch and token against the job's fence: an older one is answered
+ * `stale`; otherwise the fence is raised to them (it only grows). A delivery with neither passes.
+ * Runs inside the caller's transaction.
+ */
+function fence(
+  db: SqliteDatabaseLike,
+  fences: string,
+  { scope, trigger }: RunOnceRun,
+): RunOnceAnswer<never> | null {
+  if (trigger.leaderEpoch === null && trigger.fencingToken === null) return null;
+  db.prepare(`INSERT OR IGNORE INTO ${fences} (scope) VALUES (?)`).run(scope);
+  const seen = db
+    .prepare(`SELECT leader_epoch, fencing_token FROM ${fences} WHERE scope = ?`)
+    .get(scope) as Record<string, unknown> | undefined;
+  const stale = staleFence(trigger, {
+    leaderEpoch: num(seen?.['leader_epoch']),
+    fencingToken: num(seen?.['fencing_token']),
+  });
+  if (stale !== null) return stale;
+  // max() of SQLite returns NULL when an argument is NULL: coalesce both sides
+  db.prepare(
+    `UPDATE ${fences} SET
+       leader_epoch = max(coalesce(leader_epoch, @epoch), coalesce(@epoch, leader_epoch)),
+       fencing_token = max(coalesce(fencing_token, @token), coalesce(@token, fencing_token)),
+       last_updated = ${NOW}
+     WHERE scope = @scope`,
+  ).run({ epoch: trigger.leaderEpoch, token: trigger.fencingToken, scope });
+  return null;
+}
+
 function inTransaction<T>(
   db: SqliteDatabaseLike,
   run: RunOnceRun,
@@ -109,7 +140,7 @@ function inTransaction<T>(
   runs: string,
   fences: string,
 ): RunOnceAnswer<T> {
-  const { runKey, scope, trigger } = run;
+  const { runKey, trigger } = run;
   const row = db
     .prepare(`SELECT state, status_code, result FROM ${runs} WHERE run_key = ?`)
     .get(runKey) as Record<string, unknown> | undefined;
@@ -117,27 +148,13 @@ function inTransaction<T>(
     db.prepare(
       `UPDATE ${runs} SET duplicates = duplicates + 1, last_updated = ${NOW} WHERE run_key = ?`,
     ).run(runKey);
+    // a duplicate still raises the fence: a new leader's duplicate fences the deposed one out
+    // of the next fire (the answer stays the stored one either way)
+    fence(db, fences, run);
     return duplicate(num(row['status_code']) ?? 200, String(row['result'] ?? 'null'));
   }
-  if (trigger.leaderEpoch !== null || trigger.fencingToken !== null) {
-    db.prepare(`INSERT OR IGNORE INTO ${fences} (scope) VALUES (?)`).run(scope);
-    const seen = db
-      .prepare(`SELECT leader_epoch, fencing_token FROM ${fences} WHERE scope = ?`)
-      .get(scope) as Record<string, unknown> | undefined;
-    const stale = staleFence(trigger, {
-      leaderEpoch: num(seen?.['leader_epoch']),
-      fencingToken: num(seen?.['fencing_token']),
-    });
-    if (stale !== null) return stale;
-    // max() of SQLite returns NULL when an argument is NULL: coalesce both sides
-    db.prepare(
-      `UPDATE ${fences} SET
-         leader_epoch = max(coalesce(leader_epoch, @epoch), coalesce(@epoch, leader_epoch)),
-         fencing_token = max(coalesce(fencing_token, @token), coalesce(@token, fencing_token)),
-         last_updated = ${NOW}
-       WHERE scope = @scope`,
-    ).run({ epoch: trigger.leaderEpoch, token: trigger.fencingToken, scope });
-  }
+  const stale = fence(db, fences, run);
+  if (stale !== null) return stale;
   db.prepare(
     `UPDATE ${runs} SET state = 'started', run_id = ?, attempt = ?, leader_epoch = ?,
        fencing_token = ?, last_updated = ${NOW} WHERE run_key = ?`,
