@@ -60,7 +60,10 @@ describe.skipIf(!runnable)('real cron daemon end to end', () => {
 
   // the machine's one cron daemon: waiting for the other cron test to finish is not this test's time
   beforeAll(async () => {
-    cron = await holdCron(); // no other test starts or stops the cron daemon meanwhile
+    // no other test starts or stops the cron daemon meanwhile; started once the cron.d file is
+    // written: a running daemon notices a new file only at a later minute's check (CI saw none
+    // within 75 s once)
+    cron = await holdCron({ start: false });
   }, 600_000);
 
   it('cron runs the installed job and the sink receives a correctly signed request within 75 s', async () => {
@@ -111,6 +114,7 @@ describe.skipIf(!runnable)('real cron daemon end to end', () => {
     expect(statSync(cronFile).mode & 0o777).toBe(0o644);
     expect(statSync(cronFile).uid).toBe(0);
 
+    await cron!.start(); // reads the file at start-up (no-op when a daemon already runs)
     const installedAt = Date.now();
     const [request] = await sink.waitForRequests(1, 75_000);
     const latency = request!.receivedAt - installedAt;
