@@ -14,7 +14,7 @@ import type { Manifest } from '../contract/manifest/types.js';
 import { systemClock } from '../fire/clock.js';
 import { inheritedEnv } from '../fire/command-attempt.js';
 import { createCommandRunner } from '../fire/command-runner.js';
-import { createHttpTransport } from '../fire/http-transport.js';
+import { createUndiciTransport } from '../fire/undici-transport.js';
 import type { Clock, CommandRunner, Transport } from '../fire/types.js';
 import { hostIdentity } from '../locks/host.js';
 import type { ResolvedNotifier } from '../notify/resolve.js';
@@ -226,7 +226,7 @@ export async function bootDaemon(opts: BootOptions): Promise<BootedDaemon> {
     let globalLocks: GlobalLocks | undefined;
     const clock = opts.clock ?? systemClock;
     const retentionDays = opts.retentionDays ?? 30;
-    const transport = opts.transport ?? createHttpTransport({ keepAlive: true, maxSockets: 256 });
+    const transport = opts.transport ?? createUndiciTransport({ maxSockets: 256 });
     const events = new DaemonEmitter();
     opts.onEvents?.(events);
     // one owner per ledger (SPEC §9 item 10): proven before anything is recovered from it

@@ -12,7 +12,13 @@ import type https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import type { SendOptions, Transport, TransportRequest, TransportResult } from './types.js';
 import { urlTarget, type UrlTarget } from './url-target.js';
-import { RUN_ONCE_HEADER } from '../contract/run.js';
+import {
+  MAX_TIMER_MS,
+  RUN_ONCE,
+  describeError,
+  networkError,
+  requestHeaders,
+} from './transport-parts.js';
 
 /** Options of {@link createHttpTransport}. */
 export interface HttpTransportOptions {
@@ -24,21 +30,6 @@ export interface HttpTransportOptions {
   /** Most concurrent connections per origin; default unlimited (node's default). */
   maxSockets?: number;
 }
-
-/** Headers the transport owns: the body framing is computed from the body itself. */
-const FRAMING_HEADERS = new Set(['content-length', 'transfer-encoding']);
-
-/** Methods node sends without a body framing header when the body is empty. */
-const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT']);
-
-/** Longest single `setTimeout` delay node accepts; longer deadlines re-arm. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** The app's `X-Cron-Run-Once` answer, as node names incoming headers. */
-const RUN_ONCE = RUN_ONCE_HEADER.toLowerCase();
-
-/** Longest `network-error` message kept, in characters. */
-const MAX_ERROR_MESSAGE = 300;
 
 type HttpsModule = typeof https;
 let httpsModule: Promise<HttpsModule> | undefined;
@@ -197,7 +188,7 @@ function sendOnce(
       hostname: target.hostname,
       path: target.path,
       method: request.method,
-      headers: rawHeaders(target, request, body.length),
+      headers: requestHeaders(target, request, body.length),
       agent,
     };
     if (target.port !== '') requestOptions.port = Number(target.port);
@@ -236,34 +227,6 @@ function sendOnce(
 }
 
 /**
- * The request's header block as node's flat raw list (`[name, value, …]`, written as given and
- * validated by node, without a per-header `setHeader`): `Host` unless the request sets one, the
- * request's headers minus any framing headers, and `content-length` (0 for an empty body of a
- * method that may carry one, as node itself would send). Node adds `Connection` (keep-alive or
- * close, from the agent). Names keep their case.
- */
-function rawHeaders(target: UrlTarget, request: TransportRequest, bodyBytes: number): string[] {
-  const given = request.headers;
-  const raw: string[] = [];
-  let host = false;
-  let authorization = false;
-  for (const name in given) {
-    const lower = name.toLowerCase();
-    if (FRAMING_HEADERS.has(lower)) continue;
-    if (lower === 'host') host = true;
-    else if (lower === 'authorization') authorization = true;
-    raw.push(name, given[name] as string);
-  }
-  if (!host) raw.push('Host', target.host);
-  if (target.auth !== undefined && !authorization)
-    raw.push('Authorization', `Basic ${Buffer.from(target.auth).toString('base64')}`);
-  // as node does for a body-less end() of a method that may carry one: never chunked
-  if (bodyBytes > 0 || !BODYLESS_METHODS.has(request.method.toUpperCase()))
-    raw.push('content-length', String(bodyBytes));
-  return raw;
-}
-
-/**
  * Reads up to `maxBytes` of the body, then stops reading. Calls `done` once with the UTF-8
  * excerpt (an incomplete trailing character of a capped body is dropped, so the excerpt is at
  * most `maxBytes` bytes) and whether the body was read to its end.
@@ -295,38 +258,4 @@ function readExcerpt(
   response.on('end', () => finish(true));
   // Nothing to keep: do not wait for a body that may be large or never end.
   if (limit === 0) finish(false);
-}
-
-/** A `network-error` result with a short message; `during` names the phase when not connect. */
-function networkError(err: unknown, during: string | undefined): TransportResult {
-  const message = describeError(err);
-  return {
-    kind: 'network-error',
-    message: during === undefined ? message : `${during}: ${message}`,
-  };
-}
-
-/** `CODE: text` of an error, no stack, at most {@link MAX_ERROR_MESSAGE} characters. */
-function describeError(err: unknown): string {
-  let code: string | undefined;
-  let text: string;
-  if (err instanceof Error) {
-    code =
-      typeof (err as NodeJS.ErrnoException).code === 'string'
-        ? (err as NodeJS.ErrnoException).code
-        : undefined;
-    text = err.message;
-    // Happy-eyeballs connects report an AggregateError with an empty message.
-    if (text === '' && err instanceof AggregateError) {
-      const first: unknown = err.errors[0];
-      if (first instanceof Error) text = first.message;
-    }
-  } else {
-    text = String(err);
-  }
-  const full =
-    code !== undefined && !text.includes(code)
-      ? `${code}: ${text}`
-      : text || code || 'unknown error';
-  return full.length > MAX_ERROR_MESSAGE ? `${full.slice(0, MAX_ERROR_MESSAGE - 1)}…` : full;
 }
