@@ -276,8 +276,11 @@ describe('cronix tarball', () => {
     for (const native of ['better-sqlite3', 'fs-ext', 'pino'])
       expect(root.dependencies[native], native).toBeDefined();
     const all = { ...root.dependencies, ...root.devDependencies };
-    for (const peer of ['bullmq', 'croner', 'node-cron', 'undici', 'tinybench'])
+    for (const peer of ['bullmq', 'croner', 'node-cron', 'tinybench'])
       expect(all[peer], peer).toBeUndefined();
+    // undici is the daemon's HTTP client (not only the bench's): bundled, never installed
+    expect(root.devDependencies['undici']).toBeDefined();
+    expect(external.has('undici')).toBe(false);
     expect(root.overrides).toBeUndefined();
   }, 60_000);
 });
