@@ -54,7 +54,7 @@ it('the trigger path statically loads only the shim, the engine, the contract an
   expect(inputs).toContain('src/contract/manifest/compiled-check.ts');
   expect(inputs).toContain('src/contract/manifest/semantic.ts');
   const forbidden = inputs.filter((i) =>
-    /src\/(reconcile|daemon|http|cli\/program|cli\/commands)|node_modules\/(commander|@sinclair|ioredis)|src\/contract\/manifest\/(schema|structural|parse|compiled-source)\.ts/.test(
+    /src\/(reconcile|daemon|http|cli\/program|cli\/commands)|node_modules\/(commander|@sinclair|ioredis|undici)|src\/contract\/manifest\/(schema|structural|parse|compiled-source)\.ts/.test(
       i,
     ),
   );
