@@ -101,7 +101,7 @@ function build(): Command {
     .description(
       'print the ping URL of a watched job (serve --watch), with its ping token, and the curl to append to its cron line; exit 0, 1 secret not resolved, 2 usage',
     )
-    .argument('<app/job>', 'the watched job, e.g. billing/settle')
+    .argument('<app/job>', 'the watched job, e.g. billing/settle (app.job works too)')
     .requiredOption('--server <url>', "the cronix serve's base URL (https://cron.example.com)")
     .requiredOption(
       '--report-secret-ref <ref>',

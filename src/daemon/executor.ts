@@ -24,6 +24,20 @@ import type { AttemptLogEntry, EndPatch, RunRecord } from './store/types.js';
 /** Characters of an attempt's response body kept in its attempt log (about 4 KiB). */
 export const RESPONSE_KEPT_CHARS = 4096;
 
+/**
+ * The part of a response body an attempt log keeps: redacted first, then cut, so a secret that
+ * straddles the cut never leaves its first characters behind. Only what can reach the kept part
+ * is redacted (a body is up to 64 KiB; a secret overlapping the cut ends before it + its length).
+ */
+export function keptResponse(body: string, secrets: readonly string[]): string {
+  let longest = 0;
+  for (const s of secrets) longest = Math.max(longest, s.length);
+  return redact(body.slice(0, RESPONSE_KEPT_CHARS + longest), secrets).slice(
+    0,
+    RESPONSE_KEPT_CHARS,
+  );
+}
+
 /** What a command run needs (SPEC §11). */
 export interface ExecuteCommand {
   runner: CommandRunner;
@@ -107,6 +121,11 @@ export async function execute(
   const log: AttemptLogEntry[] = [];
   let opened: { attempt: number; startedAt: number } | null = null;
   let terminalError: string | null = null;
+  const secrets = [
+    ...deps.secrets,
+    ...Object.values(deps.command?.secretEnv ?? {}),
+    ...Object.values(deps.headerSecrets ?? {}),
+  ];
   const onEvent = (e: FireEvent): void => {
     if (e.event === 'attempt') {
       opened = { attempt: e.attempt ?? log.length + 1, startedAt: clock.now() };
@@ -123,18 +142,13 @@ export async function execute(
         // what was sent and what came back, as they were (the run page shows them)
         ...(e.traceparent !== undefined ? { traceparent: e.traceparent } : {}),
         ...(e.responseBody !== undefined
-          ? { response: e.responseBody.slice(0, RESPONSE_KEPT_CHARS) }
+          ? { response: keptResponse(e.responseBody, secrets) }
           : {}),
       });
       opened = null;
     }
     if (e.terminal && e.event !== 'success') terminalError = attemptError(e, isCommand);
   };
-  const secrets = [
-    ...deps.secrets,
-    ...Object.values(deps.command?.secretEnv ?? {}),
-    ...Object.values(deps.headerSecrets ?? {}),
-  ];
   const clean = (text: string | null): string | null =>
     text === null ? null : redact(text, secrets).slice(0, 500);
   let capture: { deps: CommandDeps; log: RunLog } | undefined;
@@ -191,7 +205,6 @@ export async function execute(
       attemptLog: log.map((l) => ({
         ...l,
         error: clean(l.error),
-        ...(typeof l.response === 'string' ? { response: redact(l.response, secrets) } : {}),
       })),
       ...(capture
         ? { outputTruncated: capture.log.sink.truncated, outputLost: capture.log.lost() }

@@ -152,7 +152,7 @@ describe('concurrency_scope global without Redis', () => {
     );
   });
 
-  it("the README's own manifest (Quickstart step 3) validates without that warning", () => {
+  it("the README's own manifest (Quickstart step 3) validates without that warning, and serves as written", async () => {
     const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
     const block = /3\. Write your own manifest[\s\S]*?```json\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(block).toBeDefined();
@@ -162,5 +162,14 @@ describe('concurrency_scope global without Redis', () => {
     const r = cronix(['validate', file]);
     expect(r.status).toBe(0);
     expect(r.stderr).not.toMatch(/concurrency_scope global/);
+    // `CRON_SECRET=dev-secret-change-me npx cronix serve my-jobs.json`, as step 3 says
+    const served = await spawnServe(dir, 0, {
+      manifests: [file],
+      env: { PATH: process.env['PATH'], CRON_SECRET: 'dev-secret-change-me' },
+    });
+    daemons.push(served);
+    const jobs = cronix(['jobs', '--url', served.url, '--token-file', join(dir, 'data', 'token')]);
+    expect(jobs.status).toBe(0);
+    expect(jobs.stdout).toContain('billing-service/settle-invoices');
   });
 });

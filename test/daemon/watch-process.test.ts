@@ -222,6 +222,20 @@ describe('serve --watch (real process)', () => {
         { env: { ...process.env, REPORT_SECRET } },
       ).stdout,
     ) as { url: string };
+    // app.job names the same job (the form of `cronix trigger` and the spec files)
+    const dotted = cronix(
+      [
+        'ping-url',
+        'shop.every',
+        '--server',
+        served.url,
+        '--report-secret-ref',
+        'env:REPORT_SECRET',
+      ],
+      { env: { ...process.env, REPORT_SECRET } },
+    );
+    expect(dotted.status).toBe(0);
+    expect(dotted.stdout).toContain(every.url);
     const failed = await post(every.url.replace('?', '/3?'));
     expect(failed.json).toMatchObject({
       result: 'recorded',

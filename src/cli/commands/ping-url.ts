@@ -1,10 +1,11 @@
 /**
- * `cronix ping-url <app>/<job> --server URL --report-secret-ref REF [-o json]` (SPEC §15): the
+ * `cronix ping-url <app>/<job> (or <app>.<job>) --server URL --report-secret-ref REF [-o json]` (SPEC §15): the
  * URL a cron line or CI job that does not run the shim pings, with the job's ping token (derived
  * from the report secret, see `src/contract/ping.ts`), and the `curl` suffix to append. Exit 0,
  * 1 when the secret does not resolve, 2 usage.
  */
 import { pingUrl } from '../../contract/ping.js';
+import { parseJobName } from '../../contract/run.js';
 import { refForDisplay, resolveSecretRefs } from '../../secrets/resolve.js';
 import { EXIT, printJson, printLines, type OutputFormat } from '../output.js';
 
@@ -15,17 +16,16 @@ export interface PingUrlOptions {
   output: OutputFormat;
 }
 
-const NAME = /^[a-z][a-z0-9-]{0,62}$/;
-
 /** Prints the ping URL; returns the exit code. */
 export function pingUrlCommand(target: string, o: PingUrlOptions, env = process.env): number {
-  const [app, job, extra] = target.split('/');
-  if (extra !== undefined || !app || !job || !NAME.test(app) || !NAME.test(job)) {
+  const named = parseJobName(target);
+  if (named === null) {
     process.stderr.write(
-      `error: <app>/<job>: expected an app and a job name such as billing/settle, found ${JSON.stringify(target.slice(0, 200))}\n`,
+      `error: <app>/<job>: expected an app and a job name such as billing/settle (or billing.settle), found ${JSON.stringify(target.slice(0, 200))}\n`,
     );
     return EXIT.usage;
   }
+  const { app, job } = named;
   let base: URL;
   try {
     base = new URL(o.server);
