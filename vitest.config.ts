@@ -22,6 +22,7 @@ const SLOW = [
   'test/daemon/crash.test.ts',
   'test/daemon/dead-letters.test.ts',
   'test/daemon/services.test.ts',
+  'test/daemon/services-lifecycle.test.ts',
   'test/daemon/services-ha.test.ts',
   'test/ui/services.test.ts',
   'test/daemon/defects.test.ts',

@@ -29,7 +29,9 @@ describe('keptResponse', () => {
   });
 
   test.prop([
-    fc.string({ minLength: 8, maxLength: 40 }).filter((s) => !s.includes('\u0000') && !s.includes('[')),
+    fc
+      .string({ minLength: 8, maxLength: 40 })
+      .filter((s) => !s.includes('\u0000') && !s.includes('[')),
     fc.integer({ min: 0, max: RESPONSE_KEPT_CHARS + 100 }),
   ])('no prefix of 4+ characters of the secret ever ends the kept text', (secret, at) => {
     const filler = '\u0000'.repeat(at);

@@ -76,7 +76,7 @@ const runs = async (job: string): Promise<Json[]> =>
   (await api(served, 'GET', `/api/v1/runs?app=shop&job=${job}&limit=100`)).json['runs'] as Json[];
 const alive = (name: string): number[] =>
   serviceProcesses(MARK)
-    .filter((p) => p.service === name && p.cmdline.includes(script))
+    .filter((p) => p.service === name && p.cmdline.at(-1) === script && !p.cmdline.includes('-c'))
     .map((p) => p.pid);
 
 beforeAll(async () => {
@@ -140,7 +140,8 @@ describe('service life cycle with real processes', () => {
     });
     expect(log.status).toBe(200);
     const text = await log.text();
-    expect(text.split('x').length - 1).toBe(1000);
+    const longest = Math.max(0, ...(text.match(/x+/g) ?? []).map((run) => run.length));
+    expect(longest).toBe(1000);
   }, 60_000);
 
   it('a reload that removes services stops their processes; their rows end stopped', async () => {
