@@ -23,6 +23,7 @@ const SLOW = [
   'test/daemon/dead-letters.test.ts',
   'test/daemon/services.test.ts',
   'test/daemon/services-lifecycle.test.ts',
+  'test/daemon/event-streams-flood.test.ts',
   'test/daemon/services-ha.test.ts',
   'test/ui/services.test.ts',
   'test/daemon/defects.test.ts',

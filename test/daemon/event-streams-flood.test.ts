@@ -7,8 +7,9 @@
  * firing with no second left out, and the daemon's RSS (from /proc) comes back within 20 % of
  * its baseline after the clients leave.
  *
- * The quick case runs always (2,000 attempts, caps set low); the full one — 21,000 attempts on
- * the default caps — when CRONIX_SLOW_TESTS=1.
+ * Two cases: 2,000 attempts with the caps set low, and 21,000 attempts on the default caps
+ * (about 20 s here). The log line gives the dispatch lateness during the flood from the daemon's
+ * own histogram (measured 2026-11-26 at 21,000: 20 dispatches, none later than 0.1 s).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -18,7 +19,6 @@ import { api, manifestDir, spawnServe, until, type Served } from '../helpers/ser
 import { freePort, startSink, type Sink } from '../helpers/sink.js';
 
 const FLOOD = fileURLToPath(new URL('../helpers/sse-flood.mjs', import.meta.url));
-const SLOW = process.env['CRONIX_SLOW_TESTS'] === '1';
 
 let sink: Sink;
 beforeAll(async () => {
@@ -147,7 +147,7 @@ async function scenario(o: {
       );
     const count = Number(/^cronix_scheduler_dispatch_lag_seconds_count (\d+)$/m.exec(metrics)?.[1]);
     console.info(
-      `flood of ${o.attempts}: open ${r.open}, refused ${r.refused}; RSS baseline ${baseline.toFixed(1)} MiB, peak ${peak.toFixed(1)}, after ${after.toFixed(1)}; dispatches ${count}, later than 0.25 s: ${count - lag('0.25')}, later than 1 s: ${count - lag('1')}`,
+      `flood of ${o.attempts}: open ${r.open}, refused ${r.refused}; RSS baseline ${baseline.toFixed(1)} MiB, peak ${peak.toFixed(1)}, after ${after.toFixed(1)}; dispatches ${count}, later than 0.1 s: ${count - lag('0.1')}, later than 0.25 s: ${count - lag('0.25')}, later than 1 s: ${count - lag('1')}`,
     );
 
     // no second left out: the scheduled fires are consecutive seconds
@@ -173,11 +173,7 @@ describe('event stream caps under a flood', () => {
     });
   }, 180_000);
 
-  it.skipIf(!SLOW)(
-    '21,000 attempts from 210 addresses on the default caps',
-    async () => {
-      await scenario({ attempts: 21_000, sources: 210, args: [], maxStreams: 500, perClient: 32 });
-    },
-    600_000,
-  );
+  it('21,000 attempts from 210 addresses on the default caps', async () => {
+    await scenario({ attempts: 21_000, sources: 210, args: [], maxStreams: 500, perClient: 32 });
+  }, 600_000);
 });
