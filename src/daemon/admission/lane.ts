@@ -35,7 +35,19 @@ import type { RegisteredJob } from '../registry.js';
 import type { FreezeRecord, PauseNote } from '../store/freeze-types.js';
 import { skipReason, type SkipRecord } from '../store/skip-types.js';
 import { Calendar, type Hold } from './calendar.js';
-import type { LedgerResult, NewRun, RunRecord } from '../store/types.js';
+import type { LedgerResult, NewRun } from '../store/types.js';
+import {
+  ended,
+  endSlot,
+  existing,
+  frozenReason,
+  launch,
+  planned,
+  replacedBy,
+  stopEffects,
+  ticket,
+  wake,
+} from './steps.js';
 import type { CancelResult, DecisionKind, Effect, Slot, Ticket } from './types.js';
 
 export type {
@@ -47,6 +59,7 @@ export type {
   Ticket,
   UnstartedOutcome,
 } from './types.js';
+export { frozenReason, recordedAsIs } from './steps.js';
 
 /** The lane of one job. */
 export class Lane {
@@ -218,7 +231,7 @@ export class Lane {
       });
       return effects;
     }
-    const effects: Effect[] = victim ? this.stopEffects(victim) : [];
+    const effects: Effect[] = victim ? stopEffects(victim) : [];
     const run = result.run;
     if (run.phase === 'ended') {
       // recorded ended (skipped, queue full), or its run key was held (a duplicate)
@@ -230,13 +243,13 @@ export class Lane {
     slot.record = run;
     if (run.phase === 'queued') {
       slot.state = 'waiting'; // a Replace newcomer
-      if (!this.slots.has(slot.waitFor ?? '')) effects.push(...this.wake(slot));
+      if (!this.slots.has(slot.waitFor ?? '')) effects.push(...wake(slot));
       return effects;
     }
     // planned: its run key is claimed
-    if (slot.stopReason !== null) effects.push(this.endSlot(slot));
+    if (slot.stopReason !== null) effects.push(endSlot(slot));
     else if (slot.ahead && !slot.due) slot.state = 'claimed';
-    else effects.push(this.launch(slot, run));
+    else effects.push(launch(slot, run));
     return effects;
   }
 
@@ -249,40 +262,13 @@ export class Lane {
       return [];
     }
     if (slot.state !== 'claimed' || slot.record === null) return [];
-    return [this.launch(slot, slot.record)];
+    return [launch(slot, slot.record)];
   }
 
   /** A run that already has a queued row: a delayed run now due, or one recovered at start-up. */
   admitExisting(run: NewRun, now: number): { decision: DecisionKind; effects: Effect[] } {
     const t = this.admit(run, now);
-    return { decision: t.decision, effects: this.existing(t, run) };
-  }
-
-  private existing(t: Ticket, run: NewRun): Effect[] {
-    switch (t.decision) {
-      case 'start':
-        return [{ kind: 'start', run }];
-      case 'replace': {
-        const slot = this.slots.get(run.id) as Slot;
-        slot.state = 'waiting';
-        const victim = t.victim === null ? undefined : this.slots.get(t.victim);
-        const effects = victim ? this.stopEffects(victim) : [];
-        if (!this.slots.has(slot.waitFor ?? '')) effects.push(...this.wake(slot));
-        return effects;
-      }
-      case 'queue':
-        return run.dueAt !== null ? [{ kind: 'due', id: run.id }] : [];
-      default:
-        return [
-          {
-            kind: 'end',
-            run,
-            outcome: t.decision === 'skip' ? 'skipped' : 'queue_full',
-            reason: t.row.error ?? t.decision,
-            slot: false,
-          },
-        ];
-    }
+    return { decision: t.decision, effects: existing(this.slots, t, run) };
   }
 
   /** The ledger's answer to a `start`: `started` launches, `duplicate` ends, `gone` frees the slot. */
@@ -291,7 +277,7 @@ export class Lane {
     if (!slot) return [];
     if (result.kind === 'started') {
       slot.record = result.run;
-      return [slot.stopReason !== null ? this.endSlot(slot) : this.launch(slot, result.run)];
+      return [slot.stopReason !== null ? endSlot(slot) : launch(slot, result.run)];
     }
     const effects = this.release(id);
     if (result.kind === 'duplicate') effects.push({ kind: 'ended', run: result.run });
@@ -319,7 +305,7 @@ export class Lane {
     if (!slot) return { found: 'none' };
     if (slot.stopReason !== null) return { found: 'slot', effects: [] }; // never stopped twice
     slot.stopReason = reason;
-    return { found: 'slot', effects: this.stopEffects(slot) };
+    return { found: 'slot', effects: stopEffects(slot) };
   }
 
   /** Stops every slot (shutdown after the grace period). */
@@ -328,7 +314,7 @@ export class Lane {
     for (const slot of this.allSlots()) {
       if (slot.stopReason !== null) continue;
       slot.stopReason = reason;
-      effects.push(...this.stopEffects(slot));
+      effects.push(...stopEffects(slot));
     }
     return effects;
   }
@@ -359,7 +345,7 @@ export class Lane {
       if (!slot.ahead || slot.stopReason !== null) continue;
       if (slot.state !== 'claiming' && slot.state !== 'claimed') continue;
       slot.stopReason = frozenReason(note);
-      effects.push(...this.stopEffects(slot)); // a claiming one ends once its row is durable
+      effects.push(...stopEffects(slot)); // a claiming one ends once its row is durable
     }
     return effects;
   }
@@ -385,7 +371,7 @@ export class Lane {
       if (slot.state !== 'claiming' && slot.state !== 'claimed') continue;
       slot.stopReason = skipReason(skip);
       slot.stopOutcome = 'skipped';
-      effects.push(...this.stopEffects(slot));
+      effects.push(...stopEffects(slot));
       planned = true;
     }
     this.calendar.add(skip);
@@ -431,53 +417,12 @@ export class Lane {
     return i < 0 ? null : (this.queue.splice(i, 1)[0] as NewRun);
   }
 
-  private launch(slot: Slot, run: RunRecord): Effect {
-    slot.state = 'running';
-    return { kind: 'launch', run };
-  }
-
-  /**
-   * What stopping a slot whose `stopReason` is set takes now: a launched run is aborted; a
-   * planned one ends at once; one being claimed ends when its claim comes back; a Replace
-   * newcomer ends when its turn comes (not before: a newcomer that replaces it waits for it, and
-   * so for the run it waits for); one already ending needs nothing more.
-   */
-  private stopEffects(slot: Slot): Effect[] {
-    switch (slot.state) {
-      case 'running':
-        return [{ kind: 'abort', id: slot.run.id }];
-      case 'claimed':
-        return [this.endSlot(slot)];
-      default:
-        return [];
-    }
-  }
-
-  /** Ends a slot's run that never sent anything; the slot is released once that is durable. */
-  private endSlot(slot: Slot): Effect {
-    slot.state = 'ending';
-    return {
-      kind: 'end',
-      run: slot.run,
-      outcome: slot.stopOutcome ?? 'stopped',
-      reason: slot.stopReason ?? 'stopped',
-      slot: true,
-    };
-  }
-
-  /** A Replace newcomer whose turn has come: claimed now, or ended if it was stopped meanwhile. */
-  private wake(slot: Slot): Effect[] {
-    if (slot.stopReason !== null) return [this.endSlot(slot)];
-    slot.state = 'claiming';
-    return [{ kind: 'start', run: slot.run }];
-  }
-
   /** Frees a slot; whatever waited for it, and the queue, move. */
   private release(id: string): Effect[] {
     if (!this.slots.delete(id)) return [];
     const effects: Effect[] = [{ kind: 'released', id }];
     for (const s of this.slots.values())
-      if (s.state === 'waiting' && s.waitFor === id) effects.push(...this.wake(s));
+      if (s.state === 'waiting' && s.waitFor === id) effects.push(...wake(s));
     effects.push(...this.drain());
     return effects;
   }
@@ -493,37 +438,4 @@ export class Lane {
     }
     return effects;
   }
-}
-
-const replacedBy = (id: string): string => `replaced by run ${id}`;
-
-/** The reason recorded on what a freeze kept from running. */
-export const frozenReason = (f: FreezeRecord): string => `frozen: ${f.reason} (by ${f.by})`;
-
-function ticket(
-  row: NewRun,
-  decision: DecisionKind,
-  ahead = false,
-  victim: string | null = null,
-): Ticket {
-  return { row, decision, ahead, victim, skip: null };
-}
-
-/** The row of a run that starts at `at`: `planned` (claiming its run key), its start at `at`. */
-function planned(run: NewRun, at: number): NewRun {
-  return { ...run, phase: 'planned', startedAt: at, dueAt: null };
-}
-
-function ended(
-  run: NewRun,
-  now: number,
-  outcome: 'skipped' | 'queue_full',
-  reason: string,
-): NewRun {
-  return { ...run, phase: 'ended', outcome, endedAt: now, error: reason };
-}
-
-/** A row recorded as it is, outside any lane's admission (a missed fire). */
-export function recordedAsIs(row: NewRun): Ticket {
-  return ticket(row, 'record');
 }

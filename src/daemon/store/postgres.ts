@@ -9,7 +9,8 @@
  * resolves, and the replica steps down. A fenced transaction also sets
  * `cronix.epoch`, which stamps the rows of `runs` it writes (`leader_epoch`,
  * see `pg/write.ts`).
- * The lease, commands and change feed are {@link PostgresStore.coordination}.
+ * The lease, commands and change feed are {@link PostgresStore.coordination}; the run reads
+ * and run-wide maintenance are `pg/runs.ts`.
  */
 import type pg from 'pg';
 import {
@@ -20,7 +21,6 @@ import {
   type PgTarget,
 } from './pg/connect.js';
 import { FencedError, type Coordination, type Fence, type TermStore } from './coordination.js';
-import { clampListLimit } from './limits.js';
 import { PgCoordination } from './pg/coordination.js';
 import { migratePg } from './pg/migrate.js';
 import * as host from './pg/host.js';
@@ -34,7 +34,9 @@ import type { SkipRecord } from './skip-types.js';
 import { idempotentRunPg } from './pg/idempotency.js';
 import type { IdempotentRun } from './idempotency-types.js';
 import type { FreezeRecord, PauseNote } from './freeze-types.js';
-import { applyOps, fromPgRow, PG_RUN_COLUMNS, WRITER_EPOCH } from './pg/write.js';
+import { applyOps } from './pg/write.js';
+import { inTransaction } from './pg/transaction.js';
+import * as runs from './pg/runs.js';
 import type {
   AuditFilter,
   AuditRecord,
@@ -72,17 +74,6 @@ import type {
 } from './types.js';
 
 export { FencedError, type Fence } from './coordination.js';
-
-const FILTERS: readonly (readonly [keyof RunFilter, string, string])[] = [
-  ['app', 'app', 'text'],
-  ['job', 'job', 'text'],
-  ['outcome', 'outcome', 'text'],
-  ['outcomes', 'outcome = ANY', 'text[]'],
-  ['phase', 'phase', 'text'],
-  ['beforeSeq', 'seq <', 'bigint'],
-];
-
-type Row = Parameters<typeof fromPgRow>[0];
 
 /** Options of {@link PostgresStore.open}. */
 export interface PgStoreOptions {
@@ -212,158 +203,66 @@ export class PostgresStore implements Store, TermStore {
   }
 
   async getRun(id: string): Promise<RunRecord | null> {
-    const { rows } = await this.pool.query<Row>(
-      `SELECT ${PG_RUN_COLUMNS} FROM runs WHERE id = $1`,
-      [id],
-    );
-    return rows[0] ? fromPgRow(rows[0]) : null;
+    return runs.getRunPg(this.pool, id);
   }
 
   /** The runs of `ids` that exist, in one statement (a standby's live view, SPEC §10, §13). */
   async runsByIds(ids: readonly string[]): Promise<RunRecord[]> {
-    if (ids.length === 0) return [];
-    const { rows } = await this.pool.query<Row>(
-      `SELECT ${PG_RUN_COLUMNS} FROM runs WHERE id = ANY($1::text[]) ORDER BY seq`,
-      [ids],
-    );
-    return rows.map(fromPgRow);
+    return runs.runsByIdsPg(this.pool, ids);
   }
 
   async activeCounts(): Promise<JobActivity[]> {
-    const { rows } = await this.pool.query<JobActivity>(
-      `SELECT app, job, COUNT(*) FILTER (WHERE phase = 'running')::int AS running,
-         COUNT(*) FILTER (WHERE phase = 'queued')::int AS queued
-       FROM runs WHERE phase IN ('queued', 'running') GROUP BY app, job ORDER BY app, job`,
-    );
-    return rows;
+    return runs.activeCountsPg(this.pool);
   }
 
   async listRuns(filter: RunFilter): Promise<RunRecord[]> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    for (const [field, column, type] of FILTERS) {
-      const v = filter[field];
-      if (v === undefined) continue;
-      params.push(v);
-      where.push(
-        column.endsWith('<')
-          ? `${column} $${params.length}::${type}`
-          : column.endsWith('ANY')
-            ? `${column}($${params.length}::${type})`
-            : `${column} = $${params.length}::${type}`,
-      );
-    }
-    params.push(clampListLimit(filter.limit));
-    const { rows } = await this.pool.query<Row>(
-      `SELECT ${PG_RUN_COLUMNS} FROM runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-       ORDER BY seq DESC LIMIT $${params.length}`,
-      params,
-    );
-    return rows.map(fromPgRow);
+    return runs.listRunsPg(this.pool, filter);
   }
 
   async queuedRuns(app?: string, job?: string): Promise<RunRecord[]> {
-    const { rows } = await this.pool.query<Row>(
-      `SELECT ${PG_RUN_COLUMNS} FROM runs WHERE phase = 'queued'
-       AND ($1::text IS NULL OR app = $1) AND ($2::text IS NULL OR job = $2) ORDER BY seq`,
-      [app ?? null, job ?? null],
-    );
-    return rows.map(fromPgRow);
+    return runs.queuedRunsPg(this.pool, app, job);
   }
 
   async runningRuns(): Promise<RunRecord[]> {
-    const { rows } = await this.pool.query<Row>(
-      `SELECT ${PG_RUN_COLUMNS} FROM runs WHERE phase IN ('planned', 'running')
-       AND "trigger" <> 'host' ORDER BY seq`,
-    );
-    return rows.map(fromPgRow);
+    return runs.runningRunsPg(this.pool);
   }
 
   async runningProcesses(): Promise<RunProcess[]> {
-    const { rows } = await this.pool.query<RunProcess>(
-      `SELECT id AS "runId", app, job, pid, pid_start AS "startTime" FROM runs
-       WHERE phase IN ('planned', 'running') AND pid IS NOT NULL AND "trigger" <> 'host'
-       ORDER BY seq`,
-    );
-    return rows;
+    return runs.runningProcessesPg(this.pool);
   }
 
   async keyHolder(
     runKey: string,
   ): Promise<{ runId: string; state: 'running' | 'succeeded' } | null> {
-    const { rows } = await this.pool.query<{ runId: string; state: 'running' | 'succeeded' }>(
-      `SELECT run_id AS "runId", state FROM run_keys WHERE run_key = $1`,
-      [runKey],
-    );
-    return rows[0] ?? null;
+    return runs.keyHolderPg(this.pool, runKey);
   }
 
   async lastSuccess(app: string, job: string): Promise<number | null> {
-    const { rows } = await this.pool.query<{ at: number | null }>(
-      `SELECT MAX(ended_at) AS at FROM runs WHERE app = $1 AND job = $2 AND outcome = 'success'`,
-      [app, job],
-    );
-    return rows[0]?.at ?? null;
+    return runs.lastSuccessPg(this.pool, app, job);
   }
 
   async lastSuccesses(): Promise<Map<string, number>> {
-    const { rows } = await this.pool.query<{ app: string; job: string; at: number }>(
-      `SELECT app, job, MAX(ended_at) AS at FROM runs WHERE outcome = 'success' GROUP BY app, job`,
-    );
-    return new Map(rows.map((r) => [`${r.app}/${r.job}`, r.at]));
+    return runs.lastSuccessesPg(this.pool);
   }
 
   async endCrashed(now: number, error: string): Promise<number> {
-    return this.#transaction(async (client) => {
-      const r = await client.query(
-        `UPDATE runs SET phase = 'ended', outcome = 'crashed', ended_at = $1, error = $2,
-           leader_epoch = ${WRITER_EPOCH} WHERE phase IN ('planned', 'running')
-           AND "trigger" <> 'host'`,
-        [now, error],
-      );
-      await client.query(`DELETE FROM run_keys WHERE state = 'running'`);
-      return r.rowCount ?? 0;
-    });
+    return this.#transaction((client) => runs.endCrashedPg(client, now, error));
   }
 
   async checkpoints(): Promise<Checkpoint[]> {
-    const { rows } = await this.pool.query<Checkpoint>(
-      `SELECT app, job, schedule_index AS "scheduleIndex", at FROM checkpoints ORDER BY app, job`,
-    );
-    return rows;
+    return runs.checkpointsPg(this.pool);
   }
 
   async pausedJobs(): Promise<Set<string>> {
-    const { rows } = await this.pool.query<{ app: string; job: string }>(
-      'SELECT app, job FROM paused_jobs ORDER BY app, job',
-    );
-    return new Set(rows.map((r) => `${r.app}/${r.job}`));
+    return runs.pausedJobsPg(this.pool);
   }
 
   async setPaused(app: string, job: string, paused: boolean, note?: PauseNote): Promise<void> {
-    await this.#transaction(async (client) => {
-      if (paused && note) return freezes.pauseWithPg(client, app, job, note);
-      await client.query(
-        paused
-          ? 'INSERT INTO paused_jobs (app, job) VALUES ($1, $2) ON CONFLICT DO NOTHING'
-          : 'DELETE FROM paused_jobs WHERE app = $1 AND job = $2',
-        [app, job],
-      );
-    });
+    await this.#transaction((client) => runs.setPausedPg(client, app, job, paused, note));
   }
 
   async pruneRuns(endedBefore: number): Promise<number> {
-    return this.#transaction(async (client) => {
-      const r = await client.query(`DELETE FROM runs WHERE phase = 'ended' AND ended_at < $1`, [
-        endedBefore,
-      ]);
-      await client.query(`DELETE FROM run_keys WHERE state = 'succeeded' AND updated_at < $1`, [
-        endedBefore,
-      ]);
-      await client.query(`DELETE FROM fires WHERE scheduled_time < $1`, [endedBefore]);
-      await client.query(`DELETE FROM run_outputs WHERE created_at < $1`, [endedBefore]);
-      return r.rowCount ?? 0;
-    });
+    return this.#transaction((client) => runs.pruneRunsPg(client, endedBefore));
   }
 
   async outcomeCounts(
@@ -371,48 +270,17 @@ export class PostgresStore implements Store, TermStore {
     job: string,
     since: number,
   ): Promise<Partial<Record<RunOutcome, number>>> {
-    const { rows } = await this.pool.query<{ outcome: RunOutcome; n: number }>(
-      `SELECT outcome, COUNT(*) AS n FROM runs
-       WHERE app = $1 AND job = $2 AND scheduled_time >= $3 AND outcome IS NOT NULL
-       GROUP BY outcome`,
-      [app, job, since],
-    );
-    const out: Partial<Record<RunOutcome, number>> = {};
-    for (const r of rows) out[r.outcome] = r.n;
-    return out;
+    return runs.outcomeCountsPg(this.pool, app, job, since);
   }
 
   /** One statement: each job's newest ended runs through its `(app, job, seq)` index. */
   async recentOutcomes(jobs: readonly JobRef[], perJob: number): Promise<JobOutcomes[]> {
-    if (jobs.length === 0 || perJob < 1) return [];
-    const { rows } = await this.pool.query<JobOutcomes>(
-      `SELECT j.app, j.job, r.outcomes
-       FROM unnest($1::text[], $2::text[]) AS j(app, job)
-       CROSS JOIN LATERAL (
-         SELECT array_agg(outcome ORDER BY seq DESC) AS outcomes FROM (
-           SELECT seq, outcome FROM runs WHERE app = j.app AND job = j.job AND phase = 'ended'
-           ORDER BY seq DESC LIMIT $3) x) r
-       WHERE r.outcomes IS NOT NULL`,
-      [jobs.map((j) => j.app), jobs.map((j) => j.job), Math.trunc(perJob)],
-    );
-    return rows;
+    return runs.recentOutcomesPg(this.pool, jobs, perJob);
   }
 
   /** One statement: each job's `(app, job, scheduled_time)` index range from `since`. */
   async outcomeSummary(jobs: readonly JobRef[], since: number): Promise<OutcomeGroup[]> {
-    if (jobs.length === 0) return [];
-    const { rows } = await this.pool.query<OutcomeGroup>(
-      `SELECT r.app, r.job, (r.scheduled_time / 3600000) * 3600000 AS hour,
-         (r."trigger" IN ('schedule', 'catchup') OR (r."trigger" = 'host'
-           AND r.outcome NOT IN ('skipped', 'duplicate'))) AS scheduled,
-         r.outcome, COUNT(*)::int AS count
-       FROM unnest($1::text[], $2::text[]) AS j(app, job)
-       JOIN runs r ON r.app = j.app AND r.job = j.job AND r.scheduled_time >= $3
-       WHERE r.outcome IS NOT NULL AND r.phase = 'ended'
-       GROUP BY r.app, r.job, hour, scheduled, r.outcome`,
-      [jobs.map((j) => j.app), jobs.map((j) => j.job), since],
-    );
-    return rows;
+    return runs.outcomeSummaryPg(this.pool, jobs, since);
   }
 
   /** Closes the pool (a fenced view leaves it to its owner). */
@@ -565,39 +433,10 @@ export class PostgresStore implements Store, TermStore {
     }
   }
 
-  /** Runs `work` in one transaction, after the fence check when fenced. */
+  /** Runs `work` in one transaction, after the fence check when fenced (`pg/transaction.ts`). */
   async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     if (this.#revoked) throw new FencedError(`epoch ${this.fence?.epoch} was revoked`);
     const client = await this.#connect();
-    let broken = false;
-    try {
-      await client.query('BEGIN');
-      if (this.fence) {
-        // the check, and the epoch that stamps the rows this transaction writes (leader_epoch)
-        const { rowCount } = await client.query(
-          `SELECT set_config('cronix.epoch', epoch::text, true) FROM lease
-           WHERE name = 'leader' AND holder = $1 AND epoch = $2 AND expires_at > now() FOR SHARE`,
-          [this.fence.holder, this.fence.epoch],
-        );
-        if (rowCount !== 1) {
-          const reason = `the lease is no longer held by ${this.fence.holder} at epoch ${this.fence.epoch}`;
-          this.#refuse(reason);
-          throw new FencedError(reason);
-        }
-      }
-      const out = await work(client);
-      await client.query('COMMIT');
-      return out;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {
-        broken = true;
-      });
-      if (err instanceof FencedError) throw err;
-      if (err instanceof Error && 'code' in err && typeof err.code === 'string')
-        throw Object.assign(new PgStoreError(explainPgError(err, this.target)), { cause: err });
-      throw err;
-    } finally {
-      client.release(broken);
-    }
+    return inTransaction(client, this.target, this.fence, (reason) => this.#refuse(reason), work);
   }
 }
