@@ -42,8 +42,9 @@ say "node $(node --version), npm $(npm --version 2>/dev/null)"
 # TLS server), curl (benchmarks), Debian's cron (the real cron end-to-end test), a C++ toolchain
 # (fs-ext's flock(2) and better-sqlite3 bindings), systemd-analyze (unit checks), PostgreSQL
 # (the HA store; private clusters use its initdb and pg_ctl), Chromium's headless shell (the
-# web UI's browser tests), promtool from Debian's prometheus (the alert rules' checks; the
-# server it also brings is stopped and disabled: nothing listens on :9090 after this).
+# web UI's browser tests), strace (the token file's fsync is checked on the system calls),
+# promtool from Debian's prometheus (the alert rules' checks; the server it also brings is
+# stopped and disabled: nothing listens on :9090 after this).
 need=()
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v flock >/dev/null || need+=(util-linux)
@@ -54,6 +55,7 @@ command -v g++ >/dev/null || need+=(g++ make python3)
 command -v systemd-analyze >/dev/null || need+=(systemd)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v chromium-headless-shell >/dev/null || need+=(chromium-headless-shell)
+command -v strace >/dev/null || need+=(strace)
 command -v promtool >/dev/null || need+=(prometheus)
 if [ ${#need[@]} -gt 0 ]; then
   if ! is_root || ! command -v apt-get >/dev/null; then
