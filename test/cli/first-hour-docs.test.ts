@@ -110,7 +110,7 @@ describe('scripts/test-all.sh', () => {
       /^error: the tests need these missing packages: redis-server util-linux /m,
     );
     expect(r.stderr).toMatch(
-      /^ {2}sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server util-linux .*chromium-headless-shell prometheus$/m,
+      /^ {2}sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server util-linux .*chromium-headless-shell strace prometheus$/m,
     );
   });
 

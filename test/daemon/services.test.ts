@@ -7,8 +7,9 @@
  * untouched; a worker that exits at once → its backoff grows, `failed` once, `recovered` after a
  * reload fixed it (which restarts only that service); a worker that ignores SIGTERM → SIGKILL
  * after its grace, the stop recorded; a start of a running instance → `skipped`; then the daemon
- * SIGKILLed with everything running → never two copies of one instance, the leftovers stopped,
- * their rows `crashed`, and the instances back under the restarted daemon.
+ * SIGKILLed with everything running and the lifeline's watchers killed first, so the instance
+ * that writes nothing outlives it → the restarted daemon finds it by pid and start time and stops
+ * it before it starts new ones (never two copies of one instance), the rows `crashed`.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -346,8 +347,17 @@ describe('services with real processes', () => {
         await sleep(20);
       }
     })();
+    // the lifeline's watchers go first, so an instance can outlive the daemon (as when the
+    // watcher could not run): only start-up recovery can find and stop it
+    for (const p of serviceProcesses(MARK))
+      if (p.cmdline.includes('-c')) process.kill(p.pid, 'SIGKILL');
     served.child.kill('SIGKILL');
     await served.exited;
+    await sleep(500);
+    // the ticking workers die writing to the dead daemon's pipe (EPIPE); the stubborn one writes
+    // nothing more and lives on: a leftover
+    const stubbornPid = [...old.s.values()].flat()[0] as number;
+    expect(isLive(stubbornPid), `stubborn ${stubbornPid} outlived the daemon`).toBe(true);
     served = await spawnServe(dir, 0, { env });
     const fresh = await until(
       () => {
@@ -368,7 +378,10 @@ describe('services with real processes', () => {
     expect(
       crashed.filter((r) => r['error'] === 'the daemon stopped while the run was active'),
     ).toHaveLength(3);
-    expect(served.output()).toMatch(/stopped leftover|left running by a crash/);
+    // found by pid and start time, and stopped, by the restarted daemon's recovery
+    expect(served.output()).toMatch(
+      /shop\/stubborn: run \S+ was left running by a crash; stopped its/,
+    );
   }, 90_000);
 
   it('ties the instances to the daemon: SIGKILLed and not restarted, it leaves none behind past the grace', async () => {
