@@ -43,6 +43,14 @@ export async function dropLedgers(): Promise<void> {
 
 const isPg = (ledger: string): boolean => ledger.startsWith('postgres');
 
+/** Opens (and migrates) the store of a ledger from {@link freshLedger}. */
+export async function openLedger(ledger: string): Promise<Store> {
+  if (!isPg(ledger)) return openSqliteStore(ledger);
+  const store = PostgresStore.open(ledger);
+  await store.migrate();
+  return store;
+}
+
 /** Moves every checkpoint of a (stopped daemon's) ledger to `at`, as if it had been lost. */
 export async function rewindCheckpoints(ledger: string, at: number): Promise<void> {
   if (isPg(ledger)) {
@@ -98,11 +106,7 @@ export async function startTestDaemon(
   /** Command jobs: their resolved env_from_secrets by `app/job` (default none). */
   envSecrets: Record<string, Record<string, string>> = {},
 ): Promise<TestDaemon> {
-  let store: Store;
-  if (isPg(dbPath)) {
-    store = PostgresStore.open(dbPath);
-    await store.migrate();
-  } else store = await openSqliteStore(dbPath);
+  const store = await openLedger(dbPath);
   const transport = createHttpTransport({ keepAlive: true });
   const logsDir = isPg(dbPath) ? mkdtempSync(join(tmpdir(), 'cronix-daemon-')) : dirname(dbPath);
   const logs = new RunLogs(join(logsDir, 'logs'));
