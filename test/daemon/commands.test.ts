@@ -7,11 +7,19 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '../../src/http/api.js';
 import { systemClock } from '../../src/fire/clock.js';
 import type { RunRecord } from '../../src/daemon/store/types.js';
-import { manifest, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import {
+  dropLedgers,
+  freshLedger,
+  LEDGERS,
+  manifest,
+  startTestDaemon,
+  type LedgerKind,
+  type TestDaemon,
+} from '../helpers/daemon.js';
 import { ManualClock, settle } from '../helpers/manual-clock.js';
 import { newRun } from './store-fixtures.js';
 import { alive, readPid, script, scriptDir, stubbornScript } from '../helpers/scripts.js';
@@ -22,7 +30,9 @@ afterEach(async () => {
   daemon = undefined;
 });
 
-/** A daemon with one command job `ops/task`. */
+let kind: LedgerKind = 'sqlite';
+
+/** A daemon with one command job `ops/task`, on a fresh ledger of this pass's kind. */
 async function start(
   command: Record<string, unknown>,
   policy: Record<string, unknown> = {},
@@ -36,7 +46,7 @@ async function start(
       policy: { retries: { max_attempts: 1, min_seconds: 0, max_seconds: 1 }, ...policy },
     },
   ]);
-  daemon = await startTestDaemon(systemClock, [m], undefined, undefined, {
+  daemon = await startTestDaemon(systemClock, [m], freshLedger(kind), undefined, {
     'ops/task': envSecrets,
   });
   return daemon;
@@ -53,7 +63,12 @@ async function runOnce(d: TestDaemon): Promise<RunRecord> {
 const logOf = (d: TestDaemon, run: RunRecord): string =>
   readFileSync(d.logs.path(run.id) as string, 'utf8');
 
-describe('daemon: command jobs', () => {
+describe.each(LEDGERS)('daemon: command jobs on a %s ledger', (ledger) => {
+  beforeAll(() => {
+    kind = ledger;
+  });
+  afterAll(dropLedgers);
+
   it('exit 0: success, status 0, output in <data-dir>/logs/<run id>.log (mode 0600)', async () => {
     const d = await start({ argv: ['/bin/sh', '-c', 'echo out; echo err >&2'] });
     const run = await runOnce(d);
@@ -281,7 +296,12 @@ describe('daemon: command jobs', () => {
       { name: 'task', schedule: '0 0 1 1 *', command: { argv: ['/bin/echo', 'x'] } },
     ]);
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 0, 0, 30));
-    daemon = await startTestDaemon(clock, [m], join(dir, 'ledger.sqlite'), 3600_000);
+    daemon = await startTestDaemon(
+      clock,
+      [m],
+      kind === 'sqlite' ? join(dir, 'ledger.sqlite') : freshLedger(kind),
+      3600_000,
+    );
     const d = daemon;
     const { run } = await d.scheduler.trigger('ops', 'task');
     await d.waitEnded(1);
