@@ -9,7 +9,16 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { dropSchema, pgQuery, PG_URL, schemaName, withSchema } from '../helpers/pg.js';
-import { api, manifestDir, maxOverlap, spawnServe, until, type Served } from '../helpers/serve.js';
+import {
+  api,
+  leaderOf,
+  manifestDir,
+  maxOverlap,
+  servedRole,
+  spawnServe,
+  until,
+  type Served,
+} from '../helpers/serve.js';
 import { startSink, type Sink } from '../helpers/sink.js';
 
 const schema = schemaName('habf');
@@ -25,11 +34,6 @@ function start(i: number): Promise<Served> {
     dataDir: join(dir, `data-${i}`),
     args: ['--store', withSchema(PG_URL, schema), '--replica-id', `r${i}`, '--lease-seconds', '3'],
   });
-}
-
-async function roleOf(s: Served): Promise<string | null> {
-  const r = await api(s, 'GET', '/api/v1/cluster').catch(() => null);
-  return ((r?.json['self'] as { role?: string } | undefined)?.role ?? null) as string | null;
 }
 
 beforeAll(async () => {
@@ -52,14 +56,7 @@ afterAll(async () => {
 });
 
 it('a failover in the middle of a backfill: it resumes on the new leader, each key succeeds once, ≤ 4 at once', async () => {
-  const leader = await until(
-    async () => {
-      for (const s of replicas) if ((await roleOf(s)) === 'leader') return s;
-      return undefined;
-    },
-    30_000,
-    'a leader',
-  );
+  const leader = await leaderOf(replicas);
   const other = replicas.find((s) => s !== leader)!;
   // the scheduled fires stay out of the way (a paused job is still backfilled)
   expect((await api(leader, 'POST', '/api/v1/jobs/habf/ok/pause')).status).toBe(200);
@@ -79,7 +76,7 @@ it('a failover in the middle of a backfill: it resumes on the new leader, each k
   expect(beforeFailover).toBeLessThan(N);
 
   await until(
-    async () => ((await roleOf(other)) === 'leader' ? true : undefined),
+    async () => ((await servedRole(other)) === 'leader' ? true : undefined),
     30_000,
     'failover',
   );

@@ -8,7 +8,15 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { dropSchema, PG_URL, schemaName, withSchema } from '../helpers/pg.js';
-import { api, manifestDir, spawnServe, until, type Served } from '../helpers/serve.js';
+import {
+  api,
+  leaderOf,
+  manifestDir,
+  servedRole,
+  spawnServe,
+  until,
+  type Served,
+} from '../helpers/serve.js';
 import { startSink, type Sink } from '../helpers/sink.js';
 
 const schema = schemaName('hagap');
@@ -21,11 +29,6 @@ function start(i: number): Promise<Served> {
     dataDir: join(dir, `data-${i}`),
     args: ['--store', withSchema(PG_URL, schema), '--replica-id', `r${i}`, '--lease-seconds', '3'],
   });
-}
-
-async function roleOf(s: Served): Promise<string | null> {
-  const r = await api(s, 'GET', '/api/v1/cluster').catch(() => null);
-  return ((r?.json['self'] as { role?: string } | undefined)?.role ?? null) as string | null;
 }
 
 beforeAll(async () => {
@@ -48,20 +51,13 @@ afterAll(async () => {
 });
 
 it('a leader SIGKILLed: the fires until the new leader took over are missed as "no leader between T1 and T2"', async () => {
-  const leader = await until(
-    async () => {
-      for (const s of replicas) if ((await roleOf(s)) === 'leader') return s;
-      return undefined;
-    },
-    30_000,
-    'a leader',
-  );
+  const leader = await leaderOf(replicas);
   const other = replicas.find((s) => s !== leader)!;
   await until(() => (sink.requests.length >= 2 ? true : undefined), 30_000, 'fires');
   leader.child.kill('SIGKILL');
   await leader.exited;
   await until(
-    async () => ((await roleOf(other)) === 'leader' ? true : undefined),
+    async () => ((await servedRole(other)) === 'leader' ? true : undefined),
     30_000,
     'B leads',
   );

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { tempDir, until } from '../helpers/common.js';
 import { dropSchema, pgQuery, PG_URL, schemaName, withSchema } from '../helpers/pg.js';
 import { REPORT_SECRET, sendReport } from '../helpers/reports.js';
-import { spawnServe, type Served } from '../helpers/serve.js';
+import { leaderOf, servedRole, spawnServe, type Served } from '../helpers/serve.js';
 import { report } from './report-fixtures.js';
 
 const schema = schemaName('watchha');
@@ -60,17 +60,6 @@ function start(i: number): Promise<Served> {
   });
 }
 
-async function roleOf(s: Served): Promise<string | null> {
-  try {
-    const res = await fetch(`${s.url}/api/v1/cluster`, {
-      headers: { authorization: `Bearer ${s.token}` },
-    });
-    return ((await res.json()) as { self: { role: string } }).self.role;
-  } catch {
-    return null;
-  }
-}
-
 beforeAll(async () => {
   dir = tempDir('watch-ha');
   writeFileSync(join(dir, 'watch.json'), JSON.stringify(watched));
@@ -85,14 +74,7 @@ afterAll(async () => {
 });
 
 it('leader SIGKILLed during a burst of reports: nothing lost, no instant with two rows, every unreported instant missed once', async () => {
-  const leader = await until(
-    async () => {
-      for (const r of replicas) if ((await roleOf(r)) === 'leader') return r;
-      return undefined;
-    },
-    20_000,
-    'a leader',
-  );
+  const leader = await leaderOf(replicas, 20_000);
   const standby = replicas.find((r) => r !== leader) as Served;
   const accepted = new Set<string>();
   const sent = new Set<string>();
@@ -153,7 +135,7 @@ it('leader SIGKILLed during a burst of reports: nothing lost, no instant with tw
   })();
   await Promise.all([stream, burst]);
   expect(killedAt).toBeGreaterThan(0);
-  expect(await roleOf(standby)).toBe('leader');
+  expect(await servedRole(standby)).toBe('leader');
   // detection catches up through the last instant (grace 10 s)
   const ids = [...new Set([...accepted].map((k) => k.split(':')[1] as string))];
   const rowsOf = async () =>

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { CLI } from './cli.js';
+import { until } from './common.js';
 
 /** The CLI under test. */
 export const SERVE_CLI = process.env['CRONIX_TEST_CLI'] ?? CLI;
@@ -147,6 +148,24 @@ export async function api(
   return { status: res.status, json };
 }
 
+/** The role a served replica reports (`GET /api/v1/cluster`); null while it cannot answer. */
+export async function servedRole(s: Served): Promise<string | null> {
+  const r = await api(s, 'GET', '/api/v1/cluster').catch(() => null);
+  return (r?.json['self'] as { role?: string } | undefined)?.role ?? null;
+}
+
+/** Waits until one of `replicas` leads, and returns it. */
+export function leaderOf(replicas: readonly Served[], timeoutMs = 30_000): Promise<Served> {
+  return until(
+    async () => {
+      for (const s of replicas) if ((await servedRole(s)) === 'leader') return s;
+      return undefined;
+    },
+    timeoutMs,
+    'a leader',
+  );
+}
+
 /** A temp dir holding `manifest.json` of app `app` with `jobs` (signed with env:CRON_SECRET). */
 export function manifestDir(app: string, jobs: Record<string, unknown>[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'cronix-serve-'));
@@ -166,7 +185,7 @@ export function writeManifest(dir: string, app: string, jobs: Record<string, unk
   );
 }
 
-export { until } from './common.js';
+export { until };
 
 /** Most requests in flight at once, from the sink's arrival and close/end times. */
 export function maxOverlap(
