@@ -92,7 +92,13 @@ beforeAll(async () => {
 
 afterAll(() => {
   served?.child.kill('SIGKILL');
-  for (const p of serviceProcesses(MARK)) process.kill(p.pid, 'SIGKILL');
+  for (const p of serviceProcesses(MARK)) {
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
 });
 
 describe('service life cycle with real processes', () => {

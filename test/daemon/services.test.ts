@@ -107,6 +107,15 @@ beforeAll(async () => {
 
 afterAll(async () => {
   served?.child.kill('SIGKILL');
+  // a test that failed after killing the lifeline's watchers leaves instances no daemon stops
+  // (the stubborn one ignores SIGTERM): end every process of this file's run
+  for (const p of serviceProcesses(MARK)) {
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
   await sink?.close();
 });
 
