@@ -53,15 +53,22 @@ export async function acquireLease(
   claimant: Claimant,
   ttlMs: number,
 ): Promise<LeaseAttempt> {
-  const { rows } = await db.query<Lease & { won: boolean }>(ACQUIRE_SQL, [
-    claimant.replica,
-    claimant.incarnation,
-    ttlMs,
-  ]);
-  const row = rows[0];
-  if (!row) throw new Error('the lease statement returned no row');
-  const { won, ...lease } = row;
-  return { won, lease };
+  // Two tries: when another claimant's first INSERT of the row commits while this statement
+  // runs, the ON CONFLICT path sees that row (and does not win) but the SELECT, on the
+  // statement's snapshot, does not: no row at all. The next statement's snapshot has it.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const { rows } = await db.query<Lease & { won: boolean }>(ACQUIRE_SQL, [
+      claimant.replica,
+      claimant.incarnation,
+      ttlMs,
+    ]);
+    const row = rows[0];
+    if (row) {
+      const { won, ...lease } = row;
+      return { won, lease };
+    }
+  }
+  throw new Error('the lease statement returned no row');
 }
 
 /** Ends `claimant`'s term `epoch` now and wakes `channel`'s listeners; true when it was held. */
