@@ -219,11 +219,10 @@ export class Lane {
   recorded(t: Ticket, result: LedgerResult): Effect[] {
     const id = t.row.id;
     const slot = this.slots.get(id);
-    const victim = t.victim === null ? undefined : this.slots.get(t.victim);
+    const victim = this.victimOf(id);
     if (result.kind !== 'recorded') {
       // the instant already has a row (a second scheduler, a clock gone back): undo
-      if (victim && victim.stopReason === replacedBy(id)) victim.stopReason = null;
-      const effects: Effect[] = slot ? this.release(id) : [];
+      const effects: Effect[] = slot ? this.undo(slot, victim) : [];
       if (!slot && t.decision === 'queue') this.unqueue(id);
       effects.push({
         kind: 'note',
@@ -239,7 +238,9 @@ export class Lane {
       effects.push({ kind: 'ended', run });
       return effects;
     }
-    if (!slot || slot.state !== 'claiming') return effects; // queued; or withdrawn meanwhile
+    // queued (a queued run the queue already moved into a slot has its own `start` under way:
+    // this answer must not claim it a second time); or withdrawn meanwhile
+    if (!slot || slot.state !== 'claiming' || t.decision === 'queue') return effects;
     slot.record = run;
     if (run.phase === 'queued') {
       slot.state = 'waiting'; // a Replace newcomer
@@ -398,6 +399,41 @@ export class Lane {
   }
 
   // ---- internals ----
+
+  /** The slot a Replace newcomer `id` stops (marked when it was admitted), if any. */
+  private victimOf(id: string): Slot | undefined {
+    const reason = replacedBy(id);
+    for (const s of this.slots.values()) if (s.stopReason === reason) return s;
+    return undefined;
+  }
+
+  /**
+   * A reserved slot whose row the ledger refused: the lane goes on as if it had never been
+   * admitted. Runs that waited for it wait for what it waited for; the newcomer that replaced
+   * it (if any) replaces its victim instead, so a chain of Replace newcomers never loses a link
+   * (two runs in flight for one place otherwise).
+   */
+  private undo(slot: Slot, victim: Slot | undefined): Effect[] {
+    const id = slot.run.id;
+    const effects: Effect[] = [];
+    let heir: Slot | undefined;
+    const repointed: Slot[] = [];
+    for (const s of this.slots.values()) {
+      if (s.waitFor !== id) continue;
+      s.waitFor = slot.waitFor;
+      repointed.push(s);
+      if (slot.stopReason === replacedBy(s.run.id)) heir = s;
+    }
+    if (victim) {
+      victim.stopReason = heir ? replacedBy(heir.run.id) : null;
+      // an heir already recorded stops it now (otherwise its own answer does)
+      if (heir && heir.state === 'waiting') effects.push(...stopEffects(victim));
+    }
+    effects.push(...this.release(id));
+    for (const s of repointed)
+      if (s.state === 'waiting' && !this.slots.has(s.waitFor ?? '')) effects.push(...wake(s));
+    return effects;
+  }
 
   private reserve(run: NewRun, waitFor: string | null, ahead: boolean): void {
     this.slots.set(run.id, {

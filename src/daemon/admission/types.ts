@@ -71,8 +71,11 @@ export interface Slot {
   stopReason: string | null;
   /** How a stopped run that never sent anything ends: `stopped`, or `skipped` (`cronix skip`). */
   stopOutcome?: 'skipped';
-  /** Replace: the run that must have ended before this one sends anything. */
-  readonly waitFor: string | null;
+  /**
+   * Replace: the run that must have ended before this one sends anything (re-pointed when the
+   * run it waited for is undone, `Lane.undo`).
+   */
+  waitFor: string | null;
   /** Planned ahead of its instant. */
   readonly ahead: boolean;
   /** A planned run whose instant came while its row was still being written. */
