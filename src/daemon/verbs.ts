@@ -205,8 +205,11 @@ export async function setPaused(
   const lane = laneOf(core, app, jobName);
   const note = by && paused ? { ...by, since: core.deps.clock.now() } : undefined;
   await core.deps.store.setPaused(app, jobName, paused, note);
-  lane.paused = paused;
-  lane.pauseNote = paused ? (note ?? lane.pauseNote) : null;
+  if (paused) core.pipeline.apply(lane, lane.pause(note ?? null));
+  else {
+    lane.paused = false;
+    lane.pauseNote = null;
+  }
   core.events.emit('job-paused', { app, job: jobName, paused });
 }
 

@@ -87,6 +87,27 @@ describe.each(LEDGERS)('on a %s ledger', (kind) => {
     expect(daemon.ended[0]).toMatchObject({ id: row!.id, outcome: 'success' });
   });
 
+  it('a pause answered before the instant: the fire planned ahead ends skipped with the pause as its reason, nothing is sent', async () => {
+    const clock = new ManualClock(T0);
+    daemon = await startTestDaemon(clock, withSink(), freshLedger(kind));
+    await clock.advance(29_000); // 00:00:59: planned ahead
+    await plannedRows(daemon, 1);
+    const [row] = await daemon.store.runningRuns();
+    await daemon.scheduler.setPaused('plan', 'tick', true, { reason: 'maintenance', by: 'ops' });
+    await daemon.waitEnded(1);
+    expect(daemon.ended[0]).toMatchObject({
+      id: row!.id,
+      outcome: 'skipped',
+      error: 'paused by ops: maintenance',
+    });
+    await clock.advance(61_000); // past 00:01:00 and 00:02:00
+    await settle(20);
+    expect(sentFor(MINUTE_1)).toHaveLength(0);
+    expect(sink.requests.slice(mark).filter((r) => r.url === '/tick')).toHaveLength(0);
+    // the key is free again: a manual run of the same instant could still go (not held)
+    expect(await daemon.store.keyHolder(row!.runKey)).toBeNull();
+  });
+
   it('no run is listed running before its request left; a running run shows its attempt in flight', async () => {
     // the sink answers after 1.5 s: long enough to look at the ledger while the attempt is in flight
     const slow = await startSink(() => ({ status: 200, delayMs: 1500 }));

@@ -262,7 +262,9 @@ describe('read views', () => {
   it('GET /api/v1/jobs reads the store once, whatever the number of jobs; pages with offset/limit', async () => {
     storeCalls.length = 0;
     const res = await (await call('/api/v1/jobs')).json();
-    expect(storeCalls).toEqual(['recentOutcomes']);
+    // the scheduler's own ledger writes (plan-ahead, checkpoints) may land meanwhile; the API
+    // reads only (it has no path to the ledger's write)
+    expect(storeCalls.filter((c) => c !== 'write')).toEqual(['recentOutcomes']);
     expect(res.total).toBe(3);
     expect(res.jobs.map((j: { job: string }) => j.job)).toEqual(['a', 'b', 'berlin']);
     expect(res.jobs[0].recent_outcomes.length).toBeGreaterThan(0);

@@ -380,6 +380,27 @@ export class Lane {
     return { effects, planned };
   }
 
+  /**
+   * The job is paused (`note`: who and why): its scheduled fires are no longer recorded, and a
+   * fire already planned ahead and not launched ends `skipped` with the pause as its reason —
+   * nothing the pause was answered before goes out after it. Manual triggers still run.
+   */
+  pause(note: PauseNote | null): Effect[] {
+    this.paused = true;
+    this.pauseNote = note ?? this.pauseNote;
+    const by = this.pauseNote;
+    const reason = `paused${by ? ` by ${by.by}${by.reason ? `: ${by.reason}` : ''}` : ''}`;
+    const effects: Effect[] = [];
+    for (const slot of this.allSlots()) {
+      if (!slot.ahead || slot.stopReason !== null) continue;
+      if (slot.state !== 'claiming' && slot.state !== 'claimed') continue;
+      slot.stopReason = reason;
+      slot.stopOutcome = 'skipped';
+      effects.push(...stopEffects(slot)); // a claiming one ends once its row is durable
+    }
+    return effects;
+  }
+
   /** The freeze is over: the queue moves again (the scheduler catches the schedules up). */
   thaw(): Effect[] {
     this.frozen = null;
