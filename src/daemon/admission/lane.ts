@@ -429,10 +429,12 @@ export class Lane {
   }
 
   /**
-   * A reserved slot whose row the ledger refused: the lane goes on as if it had never been
-   * admitted. Runs that waited for it wait for what it waited for; the newcomer that replaced
-   * it (if any) replaces its victim instead, so a chain of Replace newcomers never loses a link
-   * (two runs in flight for one place otherwise).
+   * A reserved slot whose row the ledger refused (its instant was already recorded). Runs that
+   * waited for it wait for what it waited for; the newcomer that replaced it (if any) replaces
+   * its victim instead, so a chain of Replace newcomers never loses a link. Its victim goes on
+   * only when nothing was admitted after it; otherwise a later newcomer may have counted on the
+   * victim stopping (it waits for a place the victim shares) and the victim is stopped (two
+   * runs in flight for one place otherwise).
    */
   private undo(slot: Slot, victim: Slot | undefined): Effect[] {
     const id = slot.run.id;
@@ -446,9 +448,17 @@ export class Lane {
       if (slot.stopReason === replacedBy(s.run.id)) heir = s;
     }
     if (victim) {
-      victim.stopReason = heir ? replacedBy(heir.run.id) : null;
-      // an heir already recorded stops it now (otherwise its own answer does)
-      if (heir && heir.state === 'waiting') effects.push(...stopEffects(victim));
+      if (heir) {
+        victim.stopReason = replacedBy(heir.run.id);
+        // an heir already recorded stops it now (otherwise its own answer does)
+        if (heir.state === 'waiting') effects.push(...stopEffects(victim));
+      } else if (![...this.slots.values()].some((s) => s.order > slot.order)) {
+        victim.stopReason = null; // nothing was decided after it: the victim goes on
+      } else {
+        // a later newcomer found every slot stopping and shares the victim's place: the victim
+        // must not come back, so it is stopped as the refused one's answer would have
+        effects.push(...stopEffects(victim));
+      }
     }
     effects.push(...this.release(id));
     for (const s of repointed)
