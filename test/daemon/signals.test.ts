@@ -94,7 +94,7 @@ it('a SIGTERM sent the moment `listening` is printed stops the daemon cleanly (e
     });
     expect(r.output).toContain('"event":"stopped"');
   }
-}, 120_000);
+}, 300_000);
 
 it('a SIGHUP sent the moment `listening` is printed reloads the manifests; the daemon lives on', async () => {
   for (let i = 0; i < 10; i++) {
@@ -102,4 +102,4 @@ it('a SIGHUP sent the moment `listening` is printed reloads the manifests; the d
     expect(r.output, `start ${i}`).toContain('"event":"reloaded"');
     expect({ code: r.code, signal: r.signal }).toEqual({ code: 0, signal: null });
   }
-}, 120_000);
+}, 300_000);

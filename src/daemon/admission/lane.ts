@@ -41,11 +41,16 @@ import {
   endSlot,
   existing,
   frozenReason,
+  handOn,
   launch,
+  pausedReason,
   planned,
+  removedEnd,
   replacedBy,
+  stopAhead,
   stopEffects,
   ticket,
+  victimOf,
   wake,
 } from './steps.js';
 import type { CancelResult, DecisionKind, Effect, Slot, Ticket } from './types.js';
@@ -219,7 +224,7 @@ export class Lane {
   recorded(t: Ticket, result: LedgerResult): Effect[] {
     const id = t.row.id;
     const slot = this.slots.get(id);
-    const victim = this.victimOf(id);
+    const victim = victimOf(this.slots, id);
     if (result.kind !== 'recorded') {
       // the instant already has a row (a second scheduler, a clock gone back): undo
       const effects: Effect[] = slot ? this.undo(slot, victim) : [];
@@ -341,14 +346,7 @@ export class Lane {
    */
   freeze(note: FreezeRecord): Effect[] {
     this.frozen = note;
-    const effects: Effect[] = [];
-    for (const slot of this.allSlots()) {
-      if (!slot.ahead || slot.stopReason !== null) continue;
-      if (slot.state !== 'claiming' && slot.state !== 'claimed') continue;
-      slot.stopReason = frozenReason(note);
-      effects.push(...stopEffects(slot)); // a claiming one ends once its row is durable
-    }
-    return effects;
+    return stopAhead(this.allSlots(), frozenReason(note)).effects;
   }
 
   /**
@@ -365,16 +363,9 @@ export class Lane {
    * its stored row is to be deleted); otherwise the skip waits for its fire.
    */
   addSkip(skip: SkipRecord): { effects: Effect[]; planned: boolean } {
-    const effects: Effect[] = [];
-    let planned = false;
-    for (const slot of this.allSlots()) {
-      if (!slot.ahead || slot.stopReason !== null || slot.run.scheduledTime !== skip.at) continue;
-      if (slot.state !== 'claiming' && slot.state !== 'claimed') continue;
-      slot.stopReason = skipReason(skip);
-      slot.stopOutcome = 'skipped';
-      effects.push(...stopEffects(slot));
-      planned = true;
-    }
+    const at = this.allSlots().filter((slot) => slot.run.scheduledTime === skip.at);
+    const { effects, stopped } = stopAhead(at, skipReason(skip), 'skipped');
+    const planned = stopped > 0;
     this.calendar.add(skip);
     if (planned) this.calendar.consume(skip.at);
     return { effects, planned };
@@ -388,17 +379,7 @@ export class Lane {
   pause(note: PauseNote | null): Effect[] {
     this.paused = true;
     this.pauseNote = note ?? this.pauseNote;
-    const by = this.pauseNote;
-    const reason = `paused${by ? ` by ${by.by}${by.reason ? `: ${by.reason}` : ''}` : ''}`;
-    const effects: Effect[] = [];
-    for (const slot of this.allSlots()) {
-      if (!slot.ahead || slot.stopReason !== null) continue;
-      if (slot.state !== 'claiming' && slot.state !== 'claimed') continue;
-      slot.stopReason = reason;
-      slot.stopOutcome = 'skipped';
-      effects.push(...stopEffects(slot)); // a claiming one ends once its row is durable
-    }
-    return effects;
+    return stopAhead(this.allSlots(), pausedReason(this.pauseNote), 'skipped').effects;
   }
 
   /** The freeze is over: the queue moves again (the scheduler catches the schedules up). */
@@ -410,57 +391,18 @@ export class Lane {
   /** The job left the manifests: its queue ends `stopped`; running runs finish. */
   remove(): Effect[] {
     this.removed = true;
-    return this.queue.splice(0).map((run) => ({
-      kind: 'end' as const,
-      run,
-      outcome: 'stopped' as const,
-      reason: 'job removed',
-      slot: false,
-    }));
+    return this.queue.splice(0).map(removedEnd);
   }
 
   // ---- internals ----
 
-  /** The slot a Replace newcomer `id` stops (marked when it was admitted), if any. */
-  private victimOf(id: string): Slot | undefined {
-    const reason = replacedBy(id);
-    for (const s of this.slots.values()) if (s.stopReason === reason) return s;
-    return undefined;
-  }
-
   /**
-   * A reserved slot whose row the ledger refused (its instant was already recorded). Runs that
-   * waited for it wait for what it waited for; the newcomer that replaced it (if any) replaces
-   * its victim instead, so a chain of Replace newcomers never loses a link. Its victim goes on
-   * only when nothing was admitted after it; otherwise a later newcomer may have counted on the
-   * victim stopping (it waits for a place the victim shares) and the victim is stopped (two
-   * runs in flight for one place otherwise).
+   * A reserved slot whose row the ledger refused (its instant was already recorded): its place
+   * in a Replace chain is handed on (`handOn`), then it is freed; what waited for it moves.
    */
   private undo(slot: Slot, victim: Slot | undefined): Effect[] {
-    const id = slot.run.id;
-    const effects: Effect[] = [];
-    let heir: Slot | undefined;
-    const repointed: Slot[] = [];
-    for (const s of this.slots.values()) {
-      if (s.waitFor !== id) continue;
-      s.waitFor = slot.waitFor;
-      repointed.push(s);
-      if (slot.stopReason === replacedBy(s.run.id)) heir = s;
-    }
-    if (victim) {
-      if (heir) {
-        victim.stopReason = replacedBy(heir.run.id);
-        // an heir already recorded stops it now (otherwise its own answer does)
-        if (heir.state === 'waiting') effects.push(...stopEffects(victim));
-      } else if (![...this.slots.values()].some((s) => s.order > slot.order)) {
-        victim.stopReason = null; // nothing was decided after it: the victim goes on
-      } else {
-        // a later newcomer found every slot stopping and shares the victim's place: the victim
-        // must not come back, so it is stopped as the refused one's answer would have
-        effects.push(...stopEffects(victim));
-      }
-    }
-    effects.push(...this.release(id));
+    const { effects, repointed } = handOn(this.slots, slot, victim);
+    effects.push(...this.release(slot.run.id));
     for (const s of repointed)
       if (s.state === 'waiting' && !this.slots.has(s.waitFor ?? '')) effects.push(...wake(s));
     return effects;

@@ -4,7 +4,7 @@
  * slot — launched, ended unstarted, stopped, woken — each returning the {@link Effect}s to
  * carry out. Pure and synchronous, like the lane.
  */
-import type { FreezeRecord } from '../store/freeze-types.js';
+import type { FreezeRecord, PauseNote } from '../store/freeze-types.js';
 import type { NewRun, RunRecord } from '../store/types.js';
 import type { DecisionKind, Effect, Slot, Ticket } from './types.js';
 
@@ -12,6 +12,15 @@ export const replacedBy = (id: string): string => `replaced by run ${id}`;
 
 /** The reason recorded on what a freeze kept from running. */
 export const frozenReason = (f: FreezeRecord): string => `frozen: ${f.reason} (by ${f.by})`;
+
+/** The reason recorded on a fire planned ahead that a pause kept from running. */
+export const pausedReason = (by: PauseNote | null): string =>
+  `paused${by ? ` by ${by.by}${by.reason ? `: ${by.reason}` : ''}` : ''}`;
+
+/** The end of a queued run whose job left the manifests. */
+export function removedEnd(run: NewRun): Effect {
+  return { kind: 'end', run, outcome: 'stopped', reason: 'job removed', slot: false };
+}
 
 export function ticket(
   row: NewRun,
@@ -109,4 +118,71 @@ export function existing(slots: ReadonlyMap<string, Slot>, t: Ticket, run: NewRu
         },
       ];
   }
+}
+
+/**
+ * Stops the runs planned ahead among `slots` that were not launched and are not already being
+ * stopped (a freeze, a pause, a skip of their instant): a claimed one ends at once with `reason`
+ * (and `outcome`, `stopped` by default), a claiming one once its row is durable.
+ */
+export function stopAhead(
+  slots: readonly Slot[],
+  reason: string,
+  outcome?: 'skipped',
+): { effects: Effect[]; stopped: number } {
+  const effects: Effect[] = [];
+  let stopped = 0;
+  for (const slot of slots) {
+    if (!slot.ahead || slot.stopReason !== null) continue;
+    if (slot.state !== 'claiming' && slot.state !== 'claimed') continue;
+    slot.stopReason = reason;
+    if (outcome) slot.stopOutcome = outcome;
+    effects.push(...stopEffects(slot));
+    stopped += 1;
+  }
+  return { effects, stopped };
+}
+
+/** The slot a Replace newcomer `id` stops (marked when it was admitted), if any. */
+export function victimOf(slots: ReadonlyMap<string, Slot>, id: string): Slot | undefined {
+  const reason = replacedBy(id);
+  for (const s of slots.values()) if (s.stopReason === reason) return s;
+  return undefined;
+}
+
+/**
+ * The Replace chain without `refused`, a slot whose row the ledger refused: runs that waited
+ * for it wait for what it waited for (`repointed`); the newcomer that replaced it (its heir)
+ * replaces its victim instead, so the chain never loses a link. The victim goes on only when
+ * nothing was admitted after the refused slot; otherwise a later newcomer may have counted on
+ * the victim stopping (it found every slot stopping and shares the victim's place), and the
+ * victim is stopped as the refused slot's answer would have (two runs in flight for one place
+ * otherwise). Returns the effects that stop the victim now.
+ */
+export function handOn(
+  slots: ReadonlyMap<string, Slot>,
+  refused: Slot,
+  victim: Slot | undefined,
+): { effects: Effect[]; repointed: Slot[] } {
+  const id = refused.run.id;
+  const effects: Effect[] = [];
+  const repointed: Slot[] = [];
+  let heir: Slot | undefined;
+  for (const s of slots.values()) {
+    if (s.waitFor !== id) continue;
+    s.waitFor = refused.waitFor;
+    repointed.push(s);
+    if (refused.stopReason === replacedBy(s.run.id)) heir = s;
+  }
+  if (!victim) return { effects, repointed };
+  if (heir) {
+    victim.stopReason = replacedBy(heir.run.id);
+    // an heir already recorded stops it now (otherwise its own answer does)
+    if (heir.state === 'waiting') effects.push(...stopEffects(victim));
+  } else if (![...slots.values()].some((s) => s.order > refused.order)) {
+    victim.stopReason = null; // nothing was decided after it: the victim goes on
+  } else {
+    effects.push(...stopEffects(victim));
+  }
+  return { effects, repointed };
 }
