@@ -5,7 +5,7 @@
  * order (with the stores' claim rules: a fire claimed once, a run key held by
  * one planned or running run and kept for good once it succeeded), and
  * fast-check interleaves scheduled, planned-ahead, catch-up, manual, delayed,
- * queued, Replace, replay and backfill admissions, cancels, run ends and the
+ * queued, Replace, replay and backfill admissions, cancels, pauses, run ends and the
  * ledger's answers.
  *
  * Checked at every step (SPEC §9 items 3 and 4): runs in flight per job never
@@ -140,6 +140,7 @@ type Command =
   | { t: 'admitDelayed'; pick: number }
   | { t: 'due'; pick: number }
   | { t: 'cancel'; job: string; pick: number }
+  | { t: 'pause'; job: string; paused: boolean }
   | { t: 'complete'; pick: number; ok: boolean }
   | { t: 'ledger'; n: number };
 
@@ -154,6 +155,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   fc.record({ t: fc.constant('admitDelayed' as const), pick: fc.nat(20) }),
   fc.record({ t: fc.constant('due' as const), pick: fc.nat(20) }),
   fc.record({ t: fc.constant('cancel' as const), job, pick: fc.nat(20) }),
+  fc.record({ t: fc.constant('pause' as const), job, paused: fc.boolean() }),
   fc.record({ t: fc.constant('complete' as const), pick: fc.nat(20), ok: fc.boolean() }),
   fc.record({ t: fc.constant('ledger' as const), n: fc.integer({ min: 1, max: 4 }) }),
 );
@@ -171,6 +173,8 @@ class World {
   readonly aborted = new Set<string>();
   /** Runs cancelled before they were launched: never launched after. */
   readonly cancelledUnlaunched = new Set<string>();
+  /** Runs planned ahead and not launched when their job was paused: never launched after. */
+  readonly pausedUnlaunched = new Set<string>();
   readonly everLaunched = new Set<string>();
   /** Runs aborted while their attempts were in flight: they end `stopped`. */
   readonly stoppedInFlight = new Set<string>();
@@ -227,6 +231,8 @@ class World {
     if (this.aborted.has(run.id)) this.problems.push(`stopped run ${run.id} launched`);
     if (this.cancelledUnlaunched.has(run.id))
       this.problems.push(`cancelled run ${run.id} launched`);
+    if (this.pausedUnlaunched.has(run.id))
+      this.problems.push(`run ${run.id} planned before a pause launched after it`);
     this.everLaunched.add(run.id);
     this.inflight.set(run.id, { job: name, run, aborted: false });
     const n = [...this.inflight.values()].filter((f) => f.job === name).length;
@@ -339,6 +345,18 @@ class World {
         const r = lane.cancel(id, 'cancelled');
         if (r.found === 'queued') void this.pipeline.endUnstarted(lane, r.run, 'cancelled');
         else if (r.found === 'slot') this.pipeline.apply(lane, r.effects);
+        break;
+      }
+      case 'pause': {
+        const lane = this.lanes.get(c.job)!;
+        if (!c.paused) {
+          lane.paused = false;
+          break;
+        }
+        for (const slot of lane.allSlots())
+          if (slot.ahead && !this.everLaunched.has(slot.run.id))
+            this.pausedUnlaunched.add(slot.run.id);
+        this.pipeline.apply(lane, lane.pause({ reason: null, by: 'test', since: this.now }));
         break;
       }
       case 'complete': {
