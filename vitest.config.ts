@@ -1,6 +1,4 @@
-import { relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
-import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * Two projects (docs/architecture.md, "Tests"):
@@ -59,53 +57,11 @@ const SLOW = [
   'test/ui/**/*.test.ts',
 ];
 
-/**
- * Files that take a minute or more (measured on the CI machine), longest first. They start
- * first in their project, so a run's tail is not one long file alone on a worker while the CPU
- * idles: stress runs use the CPU, the real-cron and real-time ones mostly wait, and both
- * overlap the many short files. (Vitest orders by its cache of earlier runs; a fresh clone has
- * none, and files then run in file-size order.)
- */
-const LONG_FIRST = [
-  'test/shim/duplicate-stress.test.ts',
-  'test/reconcile/cron-report-e2e.test.ts',
-  'test/daemon/signals.test.ts',
-  'test/reconcile/cron-e2e.test.ts',
-  'test/daemon/ha-calendar.test.ts',
-  'test/daemon/seconds.test.ts',
-  'test/daemon/ha-chaos.test.ts',
-  'test/daemon/crash.test.ts',
-  'test/shim/overlap-stress.test.ts',
-  'test/shim/report-e2e.test.ts',
-  'test/daemon/event-streams-flood.test.ts',
-  'test/contract/schedule-seconds-property.test.ts',
-  'test/daemon/store-postgres.test.ts',
-  'test/contract/schedule-property.test.ts',
-];
-
-/** Vitest's order (projects by `groupOrder`), with the {@link LONG_FIRST} files first in theirs. */
-class LongFirst extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const sorted = await super.sort(files);
-    const rank = (f: TestSpecification): number => {
-      const i = LONG_FIRST.indexOf(relative(process.cwd(), f.moduleId));
-      return i < 0 ? LONG_FIRST.length : i;
-    };
-    const group = (f: TestSpecification): number => f.project.config.sequence.groupOrder;
-    // stable: within a project, the long ones first and the rest in Vitest's order
-    return sorted
-      .map((f, i) => ({ f, i }))
-      .sort((a, b) => group(a.f) - group(b.f) || rank(a.f) - rank(b.f) || a.i - b.i)
-      .map(({ f }) => f);
-  }
-}
-
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    sequence: { sequencer: LongFirst },
     projects: [
       {
         extends: true,
@@ -122,7 +78,6 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'slow',
-          isolate: false,
           include: SLOW,
           maxWorkers: 3,
           sequence: { groupOrder: 1 },
