@@ -1,3 +1,5 @@
+import { relative } from 'node:path';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -57,11 +59,62 @@ const SLOW = [
   'test/ui/**/*.test.ts',
 ];
 
+/**
+ * The slow project's three longest files start first, one per worker: the duplicate stress
+ * (~4 minutes of two busy cores: 3,600 `cronix trigger` processes), the real-cron end-to-end
+ * test (~3 minutes, mostly waiting for minute boundaries) and the signals test (~2 minutes of 30
+ * daemon starts). Vitest orders a project by its cache of earlier runs; a fresh clone (CI) has
+ * none and ran files in file-size order, so the stress started at 540 s of 970 and the run ended
+ * on it alone.
+ */
+const FIRST = [
+  'test/shim/duplicate-stress.test.ts',
+  'test/reconcile/cron-report-e2e.test.ts',
+  'test/daemon/signals.test.ts',
+];
+/**
+ * Started last in the slow project, after every other file (these first, then the rest of
+ * {@link LATE}): the files whose bounds are in real time (leases of 3 s, fires every second),
+ * which would be starved beside the stress run, and the second real-cron test (it waits for the
+ * cron daemon the first one holds). A try with these among the first put the HA chaos tests
+ * beside the stress run: no leader in time.
+ */
+const LAST = [
+  'test/reconcile/cron-e2e.test.ts',
+  'test/daemon/seconds.test.ts',
+  'test/daemon/ha-calendar.test.ts',
+  'test/daemon/ha-chaos.test.ts',
+];
+const LATE = /^test\/(daemon\/ha-[^/]*|shim\/seconds|daemon\/[a-z-]*-ha|notify\/ha)\.test\.ts$/;
+
+/** Vitest's order, with {@link FIRST} first and {@link LAST}, {@link LATE} last in the slow project. */
+class SlowOrder extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (f: TestSpecification): number => {
+      if (f.project.name !== 'slow') return 0;
+      const path = relative(process.cwd(), f.moduleId);
+      const first = FIRST.indexOf(path);
+      if (first >= 0) return first - FIRST.length;
+      const last = LAST.indexOf(path);
+      if (last >= 0) return 1 + last;
+      return LATE.test(path) ? 1 + LAST.length : 0;
+    };
+    const group = (f: TestSpecification): number => f.project.config.sequence.groupOrder;
+    // stable: everything else keeps Vitest's order
+    return sorted
+      .map((f, i) => ({ f, i }))
+      .sort((a, b) => group(a.f) - group(b.f) || rank(a.f) - rank(b.f) || a.i - b.i)
+      .map(({ f }) => f);
+  }
+}
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    sequence: { sequencer: SlowOrder },
     projects: [
       {
         extends: true,
