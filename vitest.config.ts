@@ -131,6 +131,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'slow',
+          isolate: false,
           include: SLOW,
           maxWorkers: 3,
           sequence: { groupOrder: 1 },
