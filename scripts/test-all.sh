@@ -4,8 +4,7 @@
 #   1. installs the Debian packages the tests use when they are missing — when it may (root with
 #      apt-get); otherwise it prints the exact command to run and stops;
 #   2. starts Redis and PostgreSQL when they do not answer on 127.0.0.1:6379 / :5432;
-#   3. runs `npm ci` when node_modules is missing or does not match package-lock.json (its
-#      install scripts, i.e. the native add-ons' compilation, at once with step 4's checks);
+#   3. runs `npm ci` when node_modules is missing or does not match package-lock.json;
 #   4. runs `npm test` (build, type-check, lint, architecture check, the whole Vitest suite).
 # Non-interactive: works with CI=true and no stdin. `--check` only says what it would do.
 set -euo pipefail
@@ -145,17 +144,12 @@ stale=$(
     }
   '
 )
-# The packages are unpacked without their install scripts, which then run beside the build and
-# the checks (step 4): compiling better-sqlite3's SQLite takes a core for ~60 s, and nothing the
-# build, the type check or the linters read needs it (~25 s less on a fresh clone of 2 cores).
-native=false
 if [ -n "$stale" ]; then
   if $check; then
-    say "would run: npm ci --ignore-scripts ($stale), then npm rebuild beside the checks"
+    say "would run: npm ci ($stale)"
   else
-    say "npm ci --ignore-scripts ($stale)"
-    npm ci --ignore-scripts --no-audit --no-fund </dev/null
-    native=true
+    say "npm ci ($stale)"
+    npm ci --no-audit --no-fund </dev/null
   fi
 fi
 
@@ -163,12 +157,6 @@ fi
 if $check; then
   say 'would run: npm test'
   exit 0
-fi
-if $native; then
-  # `npm test`, with the install scripts (`npm run native`) run at once with its first step
-  say 'npm test (the install scripts at once with the build and the checks)'
-  node scripts/parallel.mjs native build typecheck lint </dev/null
-  exec npx vitest run </dev/null
 fi
 say 'npm test'
 exec npm test </dev/null
