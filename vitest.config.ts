@@ -131,7 +131,6 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'slow',
-          isolate: false,
           include: SLOW,
           maxWorkers: 3,
           sequence: { groupOrder: 1 },

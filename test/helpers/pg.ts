@@ -23,14 +23,23 @@ export const schemaName = (tag = 't'): string => `${tag}_${randomBytes(6).toStri
 export const withSchema = (url: string, schema: string): string =>
   `${url}${url.includes('?') ? '&' : '?'}schema=${schema}`;
 
-/** Drops a schema and everything in it. */
+/**
+ * Drops a schema and everything in it. Retried on a deadlock: the backends of daemons a test has
+ * just SIGKILLed can still be inside a transaction on the schema's tables (seen in a CI run).
+ */
 export async function dropSchema(schema: string, url = PG_URL): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
-  } finally {
-    await client.end();
+  for (let attempt = 1; ; attempt++) {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== '40P01' || attempt >= 5) throw err;
+    } finally {
+      await client.end();
+    }
+    await new Promise((r) => setTimeout(r, 200 * attempt));
   }
 }
 
