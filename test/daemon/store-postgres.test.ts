@@ -5,7 +5,9 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { SchemaTooNewError } from '../../src/daemon/store/migrations/migration.js';
+import { checkout, createPool, parsePgUrl } from '../../src/daemon/store/pg/connect.js';
 import { PG_MIGRATIONS } from '../../src/daemon/store/pg/migrate.js';
+import { inTransaction } from '../../src/daemon/store/pg/transaction.js';
 import { FencedError, PostgresStore } from '../../src/daemon/store/postgres.js';
 import { dropSchema, PG_URL, pgQuery, schemaName, withSchema } from '../helpers/pg.js';
 import { storeContract } from './store-contract.js';
@@ -82,6 +84,39 @@ describe('PostgresStore', () => {
       'PostgreSQL at 127.0.0.1:1/postgres: connection refused (is the server running and listening there?)',
     );
     await store.close();
+  });
+
+  it('a session the server ends inside a transaction fails that transaction, not the process', async () => {
+    // the idle-in-transaction timeout ends a frozen leader's session this way when it wakes: with
+    // no listener on the checked-out connection, its `error` event ended the process
+    const target = parsePgUrl(withSchema(PG_URL, 'public'));
+    const pool = createPool(target, { max: 1 });
+    try {
+      const client = await checkout(pool);
+      const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!
+        .pid;
+      const ended = new Promise((r) => client.once('end', r));
+      const work = inTransaction(
+        client,
+        target,
+        null,
+        () => undefined,
+        async (c) => {
+          await pgQuery('SELECT pg_terminate_backend($1)', [pid]);
+          await ended; // the termination arrived while no statement was running
+          return c.query('SELECT 1');
+        },
+      );
+      await expect(work).rejects.toThrow(/PostgreSQL at|not queryable|terminated/);
+      // the broken connection left the pool; the next one works
+      const again = await checkout(pool);
+      expect((await again.query<{ one: number }>('SELECT 1 AS one')).rows[0]!.one).toBe(1);
+      expect(again.listenerCount('error')).toBe(1);
+      again.release();
+      expect(again.listenerCount('error')).toBe(1); // the pool's idle listener, ours removed
+    } finally {
+      await pool.end();
+    }
   });
 
   it('a fenced write goes through only while the lease is that holder’s, at that epoch', async () => {

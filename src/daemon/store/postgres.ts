@@ -14,6 +14,7 @@
  */
 import type pg from 'pg';
 import {
+  checkout,
   createPool,
   explainPgError,
   parsePgUrl,
@@ -427,7 +428,7 @@ export class PostgresStore implements Store, TermStore {
 
   async #connect(): Promise<pg.PoolClient> {
     try {
-      return await this.pool.connect();
+      return await checkout(this.pool);
     } catch (err) {
       throw new PgStoreError(explainPgError(err, this.target));
     }

@@ -89,6 +89,26 @@ export function createPool(target: PgTarget, options: PoolOptions = {}): pg.Pool
   return pool;
 }
 
+/**
+ * Takes a connection from `pool` for one unit of work. pg-pool listens for the errors of its
+ * idle connections only: a server that ends a session while it is checked out and between two
+ * statements (the idle-in-transaction timeout after a freeze, an administrator, a restart)
+ * makes it emit an `error` nobody hears, which ends the process. A listener for the time it is
+ * out keeps that error for the next statement, which fails with it (and the transaction with
+ * it); `release` removes the listener.
+ */
+export async function checkout(pool: pg.Pool): Promise<pg.PoolClient> {
+  const client = await pool.connect();
+  const heard = (): void => undefined;
+  client.on('error', heard);
+  const release = client.release;
+  client.release = (err?: Error | boolean) => {
+    client.removeListener('error', heard);
+    release(err);
+  };
+  return client;
+}
+
 /** A client outside the pool (for LISTEN), same settings. */
 export function createClient(target: PgTarget, connectTimeoutMs = 5000): pg.Client {
   return new pg.Client({
