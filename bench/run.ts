@@ -63,14 +63,15 @@ async function manifestSection(): Promise<string[]> {
 
 async function shimSection(): Promise<string[]> {
   const shim = await benchShimOverhead(40);
-  const delta = (shim[0]?.medianMs ?? 0) - (shim[2]?.medianMs ?? 0);
+  const delta = (shim[0]?.medianMs ?? 0) - (shim[3]?.medianMs ?? 0);
   return [
     '## Per-fire overhead of `cronix trigger` (lower is better)',
     '',
     'From spawning the process to the request arriving at a local HTTP sink, for a host-scope',
     'Forbid job (spec file, secret, flock, state dir, signing), sequential fires on an idle machine,',
     'built binary (`dist/bin/cronix.mjs`, esbuild bundle). Same run, same sink: `curl`, a bare',
-    '`node -e 0` (spawn to exit) and a Node one-liner that only sends the request.',
+    '`node -e 0` (spawn to exit) and a Node one-liner that only sends the request. The global-scope',
+    'row takes a Redis lock on the local server (connect, `EVALSHA` acquire, release, success marker).',
     '',
     '| what | median (ms) | p95 (ms) | fires |',
     '|---|---:|---:|---:|',

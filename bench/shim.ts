@@ -56,33 +56,35 @@ export async function benchShimOverhead(n = 40): Promise<OverheadRow[]> {
   const parsed = parseManifest({
     version: 1,
     app: 'bench',
-    jobs: [{ name: 'fire', schedule: '* * * * *', request: { url } }],
+    jobs: [
+      { name: 'fire', schedule: '* * * * *', request: { url } },
+      {
+        name: 'global',
+        schedule: '* * * * *',
+        request: { url },
+        policy: { concurrency: 'Forbid', concurrency_scope: 'global' },
+      },
+    ],
   });
   if (!parsed.ok) throw new Error('bench manifest invalid');
-  writeFileSync(
-    join(specDir, 'bench.fire.json'),
-    JSON.stringify({
-      app: 'bench',
-      schedule_index: 0,
-      secret_refs: ['env:CRON_SECRET'],
-      job: parsed.manifest.jobs[0],
-    }),
-  );
-  const env = { PATH: process.env['PATH'], CRON_SECRET: 'bench-secret-0123456789abcdef' };
-
-  const shim: number[] = [];
-  const curl: number[] = [];
-  const bare: number[] = [];
-  const nodeHttp: number[] = [];
-  const nodeRequest = `require('http').request(${JSON.stringify(url)}, { method: 'POST' }, (r) => r.resume()).end()`;
-  for (let i = 0; i < n + 3; i++) {
-    const warm = i < 3; // the first runs warm the page cache
-    const s = await spawnTimed(
+  for (const job of parsed.manifest.jobs)
+    writeFileSync(
+      join(specDir, `bench.${job.name}.json`),
+      JSON.stringify({ app: 'bench', schedule_index: 0, secret_refs: ['env:CRON_SECRET'], job }),
+    );
+  const env = {
+    PATH: process.env['PATH'],
+    CRON_SECRET: 'bench-secret-0123456789abcdef',
+    CRONIX_REDIS_URL: process.env['CRONIX_BENCH_REDIS_URL'] ?? 'redis://127.0.0.1:6379',
+    CRONIX_REDIS_PREFIX: `cronix-bench-${process.pid}-${Date.now()}:`,
+  };
+  const fire = (job: string, i: number) =>
+    spawnTimed(
       process.execPath,
       [
         CLI,
         'trigger',
-        'bench.fire',
+        `bench.${job}`,
         '--spec-dir',
         specDir,
         '--lock-dir',
@@ -94,9 +96,25 @@ export async function benchShimOverhead(n = 40): Promise<OverheadRow[]> {
       ],
       env,
     );
+
+  const shim: number[] = [];
+  const global: number[] = [];
+  const curl: number[] = [];
+  const bare: number[] = [];
+  const nodeHttp: number[] = [];
+  const nodeRequest = `require('http').request(${JSON.stringify(url)}, { method: 'POST' }, (r) => r.resume()).end()`;
+  for (let i = 0; i < n + 3; i++) {
+    const warm = i < 3; // the first runs warm the page cache
+    const s = await fire('fire', i);
     if (s.code !== 0)
       throw new Error(`shim exited ${s.code} (run it by hand with the same flags to see why)`);
     if (!warm) shim.push(arrival - s.start);
+    const g = await fire('global', i);
+    if (g.code !== 0)
+      throw new Error(
+        `global-scope shim exited ${g.code} (is Redis at $CRONIX_BENCH_REDIS_URL up?)`,
+      );
+    if (!warm) global.push(arrival - g.start);
     const c = await spawnTimed('curl', ['-s', '-o', '/dev/null', '-X', 'POST', url]);
     if (!warm) curl.push(arrival - c.start);
     const b = await spawnTimed(process.execPath, ['-e', '0']);
@@ -113,6 +131,7 @@ export async function benchShimOverhead(n = 40): Promise<OverheadRow[]> {
   });
   return [
     row('cronix trigger: spawn → request at the sink', shim),
+    row('cronix trigger, global scope (Redis lock): spawn → request at the sink', global),
     row('curl: spawn → request at the sink', curl),
     row('node -e 0: spawn → exit', bare),
     row('node -e "http.request(…)": spawn → request at the sink', nodeHttp),

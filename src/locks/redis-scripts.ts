@@ -1,10 +1,10 @@
 /**
  * The Lua scripts of the Redis lock backend. Each runs atomically on the
  * server, so "check the token, then act" can never interleave with another
- * client. Registered on the connection with ioredis `defineCommand` (EVALSHA,
- * falling back to EVAL when the server's script cache is empty).
+ * client. Each runs by its SHA1 (EVALSHA), falling back to EVAL when the server's
+ * script cache is empty (`resp.ts`).
  */
-import type { Redis } from 'ioredis';
+import { Script } from './resp.js';
 
 /**
  * Take the lock if free. KEYS: lock, fence, holder. ARGV: token, ttl ms,
@@ -70,38 +70,10 @@ end
 return 1
 `;
 
-/** The scripted commands, as typed methods on the connection. */
-export interface LockCommands {
-  /** Runs {@link ACQUIRE_LUA}. */
-  cronixAcquire(
-    lock: string,
-    fence: string,
-    holder: string,
-    token: string,
-    ttlMs: number,
-    holderJson: string,
-  ): Promise<[number, number | string]>;
-  /** Runs {@link REFRESH_LUA}: 1 if extended, 0 if the lock is not ours. */
-  cronixRefresh(lock: string, holder: string, token: string, ttlMs: number): Promise<number>;
-  /** Runs {@link RELEASE_LUA}: 1 if deleted, 0 if the lock is not ours. */
-  cronixRelease(lock: string, holder: string, token: string): Promise<number>;
-  /** Runs {@link MARK_SUCCEEDED_LUA}. */
-  cronixMarkSucceeded(
-    done: string,
-    lastSuccess: string,
-    unixSeconds: number,
-    ttlSeconds: number,
-  ): Promise<number>;
-}
-
-/** A connection with the lock scripts registered. */
-export type ScriptedRedis = Redis & LockCommands;
-
-/** Registers the lock scripts on `redis` and returns it, typed. */
-export function defineLockScripts(redis: Redis): ScriptedRedis {
-  redis.defineCommand('cronixAcquire', { numberOfKeys: 3, lua: ACQUIRE_LUA });
-  redis.defineCommand('cronixRefresh', { numberOfKeys: 2, lua: REFRESH_LUA });
-  redis.defineCommand('cronixRelease', { numberOfKeys: 2, lua: RELEASE_LUA });
-  redis.defineCommand('cronixMarkSucceeded', { numberOfKeys: 2, lua: MARK_SUCCEEDED_LUA });
-  return redis as ScriptedRedis;
-}
+/** The scripts, each with its number of keys. */
+export const LOCK_SCRIPTS = {
+  acquire: new Script(ACQUIRE_LUA, 3),
+  refresh: new Script(REFRESH_LUA, 2),
+  release: new Script(RELEASE_LUA, 2),
+  markSucceeded: new Script(MARK_SUCCEEDED_LUA, 2),
+} as const;

@@ -18,10 +18,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import { Redis } from 'ioredis';
 import { decodeHolder, encodeHolder, validateLockKey } from './codec.js';
-import { type ScriptedRedis, defineLockScripts } from './redis-scripts.js';
+import { LOCK_SCRIPTS } from './redis-scripts.js';
 import { parseRedisUrl } from './redis-url.js';
+import { type Reply, ReplyError, RespConnection } from './resp.js';
 import {
   type AcquireOptions,
   type AcquireResult,
@@ -55,21 +55,23 @@ export const DEFAULT_DONE_TTL_SECONDS = 30 * 86_400;
 const CONFIG_REPLY = /^(WRONGPASS|NOAUTH|NOPERM|WRONGTYPE|ERR DB index|ERR invalid password)/;
 
 function replyText(err: unknown): string | undefined {
-  return err instanceof Error && err.name === 'ReplyError' ? err.message : undefined;
+  return err instanceof ReplyError ? err.message : undefined;
 }
 
 function reason(err: unknown): string {
   if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string') {
-    return err.code;
+    // a socket error's message repeats its code with the address; a TLS one says more
+    // (DEPTH_ZERO_SELF_SIGNED_CERT: "self-signed certificate")
+    const message = err instanceof Error ? err.message : '';
+    return message === '' || message.includes(err.code) ? err.code : `${err.code} (${message})`;
   }
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Connection state shared by a backend and its leases. */
+/** The connection shared by a backend and its leases. */
 interface Link {
-  redis: ScriptedRedis;
+  redis: RespConnection;
   endpoint: string;
-  lastError: Error | undefined;
 }
 
 /** Runs one command; maps every failure to LockUnavailableError or LockConfigError. */
@@ -83,7 +85,9 @@ async function call<T>(link: Link, what: string, fn: () => Promise<T>): Promise<
         cause: err,
       });
     }
-    const last = link.lastError === undefined ? '' : ` (last error: ${reason(link.lastError)})`;
+    const lastError = link.redis.lastError;
+    const last =
+      lastError === undefined || lastError === err ? '' : ` (last error: ${reason(lastError)})`;
     throw new LockUnavailableError(
       `redis at ${link.endpoint} unavailable during ${what}: ${reply ?? reason(err)}${last}`,
       { cause: err },
@@ -110,7 +114,7 @@ class RedisLease implements Lease {
     const { redis } = this.link;
     const { lock, holder } = this.keys;
     const r = await call(this.link, 'refresh', () =>
-      redis.cronixRefresh(lock, holder, this.token, this.ttlMs),
+      redis.eval(LOCK_SCRIPTS.refresh, [lock, holder], [this.token, this.ttlMs]),
     );
     return r === 1;
   }
@@ -120,10 +124,17 @@ class RedisLease implements Lease {
     if (this.#released) return false;
     const { redis } = this.link;
     const { lock, holder } = this.keys;
-    const r = await call(this.link, 'release', () => redis.cronixRelease(lock, holder, this.token));
+    const r = await call(this.link, 'release', () =>
+      redis.eval(LOCK_SCRIPTS.release, [lock, holder], [this.token]),
+    );
     this.#released = true; // only after a definite answer, so a failed release can be retried
     return r === 1;
   }
+}
+
+/** A GET's answer: the string, or null for a missing key (or anything else). */
+function asText(reply: Reply): string | null {
+  return typeof reply === 'string' ? reply : null;
 }
 
 function connectFailure(endpoint: string, err: unknown): Error {
@@ -150,7 +161,7 @@ function connectFailure(endpoint: string, err: unknown): Error {
  */
 async function selectDb(link: Link, db: number): Promise<void> {
   try {
-    await call(link, `select db ${db}`, () => link.redis.select(db));
+    await call(link, `select db ${db}`, () => link.redis.call('SELECT', db));
   } catch (err) {
     link.redis.disconnect();
     if (err instanceof LockConfigError && /ERR DB index/.test(err.message)) {
@@ -206,45 +217,21 @@ export class RedisBackend implements LockBackend {
   static async connect(url: string, options: RedisBackendOptions = {}): Promise<RedisBackend> {
     const target = parseRedisUrl(url);
     const endpoint = `${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`;
-    const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS;
-    const redis = new Redis({
-      host: target.host,
-      port: target.port,
-      // no `db` here: ioredis sends that SELECT behind our back and, when the server
-      // refuses it, only emits an error event and goes on in db 0. We SELECT below.
-      username: target.username,
-      password: target.password,
-      tls: target.tls ? (isIP(target.host) ? {} : { servername: target.host }) : undefined,
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-      reconnectOnError: () => false,
-      autoResubscribe: false,
-      connectTimeout: connectTimeoutMs,
-      commandTimeout: options.commandTimeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS,
-    });
-    const link: Link = { redis: defineLockScripts(redis), endpoint, lastError: undefined };
-    redis.on('error', (err: Error) => {
-      link.lastError = err;
-    });
-    let timer: NodeJS.Timeout | undefined;
+    let redis: RespConnection;
     try {
-      await Promise.race([
-        redis.connect(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`timed out after ${connectTimeoutMs} ms`)),
-            connectTimeoutMs,
-          );
-        }),
-      ]);
+      redis = await RespConnection.open({
+        host: target.host,
+        port: target.port,
+        tls: target.tls ? (isIP(target.host) ? {} : { servername: target.host }) : undefined,
+        username: target.username,
+        password: target.password,
+        connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS,
+        commandTimeoutMs: options.commandTimeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS,
+      });
     } catch (err) {
-      redis.disconnect();
-      throw connectFailure(endpoint, link.lastError ?? err);
-    } finally {
-      clearTimeout(timer);
+      throw connectFailure(endpoint, err);
     }
+    const link: Link = { redis, endpoint };
     if (target.db !== 0) await selectDb(link, target.db);
     return new RedisBackend(link, options.prefix ?? DEFAULT_REDIS_PREFIX);
   }
@@ -268,16 +255,14 @@ export class RedisBackend implements LockBackend {
     const token = randomBytes(16).toString('hex');
     const keys = { lock: this.#key('lock', key), holder: this.#key('holder', key) };
     const { redis } = this.#link;
-    const [ok, value] = await call(this.#link, 'acquire', () =>
-      redis.cronixAcquire(
-        keys.lock,
-        this.#key('fence', key),
-        keys.holder,
-        token,
-        ttlMs,
-        encodeHolder(options.holder),
+    const reply = await call(this.#link, 'acquire', () =>
+      redis.eval(
+        LOCK_SCRIPTS.acquire,
+        [keys.lock, this.#key('fence', key), keys.holder],
+        [token, ttlMs, encodeHolder(options.holder)],
       ),
     );
+    const [ok, value] = Array.isArray(reply) ? reply : [];
     if (ok !== 1) {
       return { ok: false, reason: 'contended', holder: decodeHolder(String(value)) };
     }
@@ -289,8 +274,10 @@ export class RedisBackend implements LockBackend {
   async holder(key: string): Promise<Holder | null> {
     validateLockKey(key);
     const { redis } = this.#link;
-    const text = await call(this.#link, 'holder', () => redis.get(this.#key('holder', key)));
-    return decodeHolder(text);
+    const text = await call(this.#link, 'holder', () =>
+      redis.call('GET', this.#key('holder', key)),
+    );
+    return decodeHolder(asText(text));
   }
 
   /**
@@ -309,11 +296,10 @@ export class RedisBackend implements LockBackend {
     if (runKey === '') throw new LockConfigError('run key is empty');
     const { redis } = this.#link;
     await call(this.#link, 'markSucceeded', () =>
-      redis.cronixMarkSucceeded(
-        this.#key('done', runKey),
-        this.#key('last-success', lockKey),
-        Math.floor(successTimeMs / 1000),
-        Math.max(1, Math.ceil(ttlSeconds)),
+      redis.eval(
+        LOCK_SCRIPTS.markSucceeded,
+        [this.#key('done', runKey), this.#key('last-success', lockKey)],
+        [Math.floor(successTimeMs / 1000), Math.max(1, Math.ceil(ttlSeconds))],
       ),
     );
   }
@@ -324,7 +310,9 @@ export class RedisBackend implements LockBackend {
    */
   async hasSucceeded(runKey: string): Promise<boolean> {
     const { redis } = this.#link;
-    const n = await call(this.#link, 'hasSucceeded', () => redis.exists(this.#key('done', runKey)));
+    const n = await call(this.#link, 'hasSucceeded', () =>
+      redis.call('EXISTS', this.#key('done', runKey)),
+    );
     return n === 1;
   }
 
@@ -335,8 +323,10 @@ export class RedisBackend implements LockBackend {
   async lastSuccess(lockKey: string): Promise<number | null> {
     validateLockKey(lockKey);
     const { redis } = this.#link;
-    const text = await call(this.#link, 'lastSuccess', () =>
-      redis.get(this.#key('last-success', lockKey)),
+    const text = asText(
+      await call(this.#link, 'lastSuccess', () =>
+        redis.call('GET', this.#key('last-success', lockKey)),
+      ),
     );
     const seconds = text === null ? NaN : Number(text);
     return Number.isFinite(seconds) ? seconds * 1000 : null;
@@ -344,12 +334,6 @@ export class RedisBackend implements LockBackend {
 
   /** Closes the connection (QUIT, or a hard disconnect if that fails). Leases left expire by TTL. */
   async close(): Promise<void> {
-    const { redis } = this.#link;
-    if (redis.status === 'end') return;
-    try {
-      await redis.quit();
-    } catch {
-      redis.disconnect();
-    }
+    await this.#link.redis.quit();
   }
 }

@@ -1,0 +1,184 @@
+/**
+ * The lock backend's own RESP2 connection (`src/locks/resp.ts`): replies split at any byte
+ * (a server of our own writing generated replies in random pieces), answers kept in order
+ * across a timed-out command, an unparsable reply closing the connection, and EVAL when the
+ * real server's script cache lost a script.
+ */
+import { once } from 'node:events';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import fc from 'fast-check';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisBackend } from '../../src/locks/index.js';
+import { LOCK_SCRIPTS } from '../../src/locks/redis-scripts.js';
+import { type Reply, ReplyError, RespConnection } from '../../src/locks/resp.js';
+import { sleep } from '../helpers/common.js';
+import { HOLDER_A, mustAcquire } from './contract.js';
+import { deleteKeys, randomPrefix, sharedRedis } from './helpers.js';
+
+/** RESP2 of `reply`, as a server writes it. */
+function encodeReply(reply: Reply): string {
+  if (reply === null) return '$-1\r\n';
+  if (reply instanceof ReplyError) return `-${reply.message}\r\n`;
+  if (typeof reply === 'number') return `:${reply}\r\n`;
+  if (typeof reply === 'string') return `$${Buffer.byteLength(reply)}\r\n${reply}\r\n`;
+  return `*${reply.length}\r\n${reply.map(encodeReply).join('')}`;
+}
+
+/**
+ * A server of our own: each command (one per write the client makes, so one per `call`) is
+ * answered by `answer`, which writes raw bytes when and how it likes.
+ */
+async function fakeServer(
+  answer: (socket: Socket, command: number) => void | Promise<void>,
+): Promise<{ server: Server; port: number }> {
+  const server = createServer((socket) => {
+    socket.setNoDelay(true);
+    let n = 0;
+    socket.on('data', (chunk: Buffer) => {
+      // the hello (PING) and each call arrive as one write each; count the commands in it
+      const commands = chunk.toString('latin1').match(/^\*\d+\r\n/gm)?.length ?? 0;
+      for (let i = 0; i < commands; i++) void answer(socket, n++);
+    });
+  }).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+const open = (port: number, commandTimeoutMs = 2000): Promise<RespConnection> =>
+  RespConnection.open({ host: '127.0.0.1', port, connectTimeoutMs: 2000, commandTimeoutMs });
+
+const replyArb: fc.Arbitrary<Reply> = fc.letrec<{ reply: Reply }>((tie) => ({
+  reply: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.string({ unit: 'grapheme' }),
+    fc.integer({ min: -(2 ** 53) + 1, max: 2 ** 53 - 1 }),
+    fc.constant(null),
+    fc
+      .string({ minLength: 1 })
+      .filter((s) => !/[\r\n]/.test(s))
+      .map((s) => new ReplyError(`ERR ${s}`)),
+    fc.array(tie('reply'), { maxLength: 4 }),
+  ),
+})).reply;
+
+describe('RespConnection', () => {
+  it('decodes any reply however the bytes are split (200 generated batches)', async () => {
+    let script: { bytes: Buffer; cuts: number[] } = { bytes: Buffer.alloc(0), cuts: [] };
+    const { server, port } = await fakeServer(async (socket, n) => {
+      if (n === 0) return void socket.write('+PONG\r\n');
+      if (n !== 1) return;
+      // the answers to the whole batch, cut at the generated offsets, a tick apart
+      let at = 0;
+      for (const cut of [...script.cuts, script.bytes.length]) {
+        socket.write(script.bytes.subarray(at, cut));
+        at = cut;
+        await new Promise((r) => setImmediate(r));
+      }
+    });
+    try {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(replyArb, { minLength: 1, maxLength: 6 }),
+          fc.array(fc.nat(), { maxLength: 8 }),
+          async (replies, cutsRaw) => {
+            const bytes = Buffer.from(replies.map(encodeReply).join(''), 'utf8');
+            const cuts = [...new Set(cutsRaw.map((c) => c % bytes.length))].sort((a, b) => a - b);
+            script = { bytes, cuts };
+            const conn = await open(port);
+            try {
+              // one write with every command, so the fake answers the batch at once
+              const got = await Promise.allSettled(replies.map(() => conn.call('X')));
+              const seen = got.map((g) => (g.status === 'fulfilled' ? g.value : g.reason));
+              expect(seen).toEqual(replies);
+            } finally {
+              conn.disconnect();
+            }
+          },
+        ),
+        { numRuns: 200 },
+      );
+    } finally {
+      server.close();
+    }
+  });
+
+  it('a command past its deadline is rejected, and its late answer is not taken for the next one', async () => {
+    const { server, port } = await fakeServer(async (socket, n) => {
+      if (n === 0) return void socket.write('+PONG\r\n');
+      if (n === 1) {
+        await sleep(300); // past the 100 ms deadline
+        socket.write('$4\r\nlate\r\n');
+      }
+      if (n === 2) socket.write('$4\r\nmine\r\n');
+    });
+    try {
+      const conn = await open(port, 100);
+      await expect(conn.call('GET', 'slow')).rejects.toThrow('Command timed out after 100 ms');
+      await sleep(400); // the late answer arrives meanwhile
+      expect(await conn.call('GET', 'next')).toBe('mine');
+      expect(conn.status).toBe('ready');
+      conn.disconnect();
+    } finally {
+      server.close();
+    }
+  });
+
+  it('a reply that does not parse closes the connection and fails what waits', async () => {
+    const { server, port } = await fakeServer((socket, n) => {
+      socket.write(n === 0 ? '+PONG\r\n' : '?what\r\n');
+    });
+    try {
+      const conn = await open(port);
+      await expect(conn.call('GET', 'k')).rejects.toThrow(/unexpected reply type/);
+      expect(conn.status).toBe('end');
+      await expect(conn.call('GET', 'k')).rejects.toThrow('Connection is closed.');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('a server that never answers the hello fails the connect within its deadline', async () => {
+    const { server, port } = await fakeServer(() => undefined);
+    try {
+      const started = Date.now();
+      await expect(
+        RespConnection.open({
+          host: '127.0.0.1',
+          port,
+          connectTimeoutMs: 200,
+          commandTimeoutMs: 200,
+        }),
+      ).rejects.toThrow(/timed out after 200 ms/);
+      expect(Date.now() - started).toBeLessThan(5000); // not the 2 s default, nor a hang
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('scripts on a real Redis', () => {
+  let redis: { url: string; stop: () => Promise<void> };
+  let raw: Redis;
+  const prefix = randomPrefix();
+  beforeAll(async () => {
+    redis = await sharedRedis();
+    raw = new Redis(redis.url);
+  });
+  afterAll(async () => {
+    await deleteKeys(raw, prefix);
+    await raw.quit();
+    await redis.stop();
+  });
+
+  it('a script the server lost (SCRIPT FLUSH) is sent again with EVAL, and cached from then on', async () => {
+    const backend = await RedisBackend.connect(redis.url, { prefix });
+    await raw.script('FLUSH');
+    expect(await raw.script('EXISTS', LOCK_SCRIPTS.acquire.sha)).toEqual([0]);
+    const lease = await mustAcquire(backend, 'flushed.job', HOLDER_A);
+    expect(await raw.script('EXISTS', LOCK_SCRIPTS.acquire.sha)).toEqual([1]);
+    expect(await lease.release()).toBe(true);
+    await backend.close();
+    expect(backend.connected).toBe(false);
+  });
+});
