@@ -141,7 +141,8 @@ function connectFailure(endpoint: string, err: unknown): Error {
   const reply = replyText(err);
   if (reply !== undefined) {
     const code = reply.split(' ', 1)[0] ?? reply;
-    if (/^(WRONGPASS|NOAUTH|NOPERM|ERR)/.test(reply)) {
+    // every refusal of the hello is the configuration's, except a server at its client limit
+    if (/^(WRONGPASS|NOAUTH|NOPERM|ERR)/.test(reply) && !/^ERR max number of clients/.test(reply)) {
       return new LockConfigError(
         `redis at ${endpoint} rejected the connection (${code}): check the user, password and ` +
           `database in the redis URL (--lock-backend or CRONIX_REDIS_URL)`,
@@ -263,6 +264,11 @@ export class RedisBackend implements LockBackend {
       ),
     );
     const [ok, value] = Array.isArray(reply) ? reply : [];
+    if ((ok !== 0 && ok !== 1) || (ok === 1 && !Number.isSafeInteger(value))) {
+      throw new LockUnavailableError(
+        `redis at ${this.endpoint} answered the acquire script with ${JSON.stringify(reply).slice(0, 80)}`,
+      );
+    }
     if (ok !== 1) {
       return { ok: false, reason: 'contended', holder: decodeHolder(String(value)) };
     }

@@ -62,19 +62,24 @@ const answered = (): void => undefined;
 /** Thrown when a reply does not parse: the stream can no longer be trusted. */
 class ProtocolError extends Error {}
 
-const CRLF = 0x0d;
+const CR = 0x0d;
+const LF = 0x0a;
+const TYPES = new Set([0x2b, 0x2d, 0x3a, 0x24, 0x2a]); // + - : $ *
 
 /**
  * Parses one reply at `at`: the reply and where the next begins, or undefined when `buf`
- * does not hold all of it yet.
+ * does not hold all of it yet. Throws when the bytes are not RESP2.
  */
-function parse(buf: Buffer, at: number): { reply: Reply; next: number } | undefined {
+export function parseReply(buf: Buffer, at: number): { reply: Reply; next: number } | undefined {
   if (at >= buf.length) return undefined;
-  const eol = buf.indexOf(CRLF, at);
+  const type = buf[at]!;
+  if (!TYPES.has(type)) throw new ProtocolError(`unexpected reply type byte ${type}`);
+  const eol = buf.indexOf(CR, at);
   if (eol < 0 || eol + 1 >= buf.length) return undefined;
+  if (buf[eol + 1] !== LF) throw new ProtocolError('a reply line not ended by CRLF');
   const line = buf.toString('utf8', at + 1, eol);
   const next = eol + 2;
-  switch (buf[at]) {
+  switch (type) {
     case 0x2b: // '+'
       return { reply: line, next };
     case 0x2d: // '-'
@@ -82,28 +87,28 @@ function parse(buf: Buffer, at: number): { reply: Reply; next: number } | undefi
     case 0x3a: // ':'
       return { reply: integer(line), next };
     case 0x24: {
-      // '$'
+      // '$': the content is taken by its length, never searched for CR
       const n = integer(line);
       if (n < 0) return { reply: null, next };
       if (next + n + 2 > buf.length) return undefined;
+      if (buf[next + n] !== CR || buf[next + n + 1] !== LF)
+        throw new ProtocolError('a bulk string not ended by CRLF after its length');
       return { reply: buf.toString('utf8', next, next + n), next: next + n + 2 };
     }
-    case 0x2a: {
+    default: {
       // '*'
       const n = integer(line);
       if (n < 0) return { reply: null, next };
       const items: Reply[] = [];
       let pos = next;
       for (let i = 0; i < n; i++) {
-        const item = parse(buf, pos);
+        const item = parseReply(buf, pos);
         if (!item) return undefined;
         items.push(item.reply);
         pos = item.next;
       }
       return { reply: items, next: pos };
     }
-    default:
-      throw new ProtocolError(`unexpected reply type byte ${buf[at]}`);
   }
 }
 
@@ -137,6 +142,8 @@ export class RespConnection {
     this.#socket = socket;
     this.#options = options;
     socket.setNoDelay(true);
+    // a Redis that vanished (host down, state dropped by a NAT) is noticed on an idle connection
+    socket.setKeepAlive(true, 30_000);
     socket.on('data', (chunk: Buffer) => this.#data(chunk));
     socket.on('error', (err: Error) => this.#fail(err));
     socket.on('close', () => this.#fail(new Error('Connection is closed.')));
@@ -173,10 +180,18 @@ export class RespConnection {
         const auth: Arg[] = options.username
           ? ['AUTH', options.username, options.password]
           : ['AUTH', options.password];
-        hello.push(conn.#send(auth, options.connectTimeoutMs));
+        // a password for a server that has none is not an error (as redis-cli and ioredis)
+        hello.push(conn.#send(auth, options.connectTimeoutMs).then(withoutPassword));
       }
       hello.push(conn.#send(['PING'], options.connectTimeoutMs));
-      await Promise.race([Promise.all(hello.map((p) => p.then(orThrow))), deadline]);
+      for (const p of hello) p.catch(() => undefined); // a failure is read below, in order
+      // in order: a wrong password is WRONGPASS (AUTH), not the NOAUTH of the PING after it
+      const inOrder = async (): Promise<void> => {
+        for (const p of hello) orThrow(await p);
+      };
+      await Promise.race([inOrder(), deadline]);
+      // the answers may have come with bytes that ended the connection in the same read
+      if (conn.status === 'end') throw conn.lastError ?? new Error('Connection is closed.');
     } catch (err) {
       conn.disconnect();
       throw err;
@@ -209,7 +224,10 @@ export class RespConnection {
     try {
       await this.call('QUIT');
       this.status = 'end';
+      // the server closes after its OK; one that does not is closed on, after a command's deadline
+      const timer = setTimeout(() => this.#socket.destroy(), this.#options.commandTimeoutMs);
       await closed;
+      clearTimeout(timer);
     } catch {
       this.disconnect();
     }
@@ -221,7 +239,9 @@ export class RespConnection {
   }
 
   #send(args: readonly Arg[], timeoutMs: number): Promise<Reply> {
-    if (this.status === 'end') return Promise.reject(new Error('Connection is closed.'));
+    if (this.status === 'end' || this.#socket.destroyed)
+      return Promise.reject(new Error('Connection is closed.'));
+    const frame = encode(args); // before the entry is queued: no entry without its command
     return new Promise<Reply>((resolve, reject) => {
       const entry: Pending = {
         resolve,
@@ -235,7 +255,7 @@ export class RespConnection {
         }, timeoutMs),
       };
       this.#pending.push(entry);
-      this.#socket.write(encode(args));
+      this.#socket.write(frame);
     });
   }
 
@@ -244,7 +264,7 @@ export class RespConnection {
     let at = 0;
     try {
       for (;;) {
-        const got = parse(this.#buf, at);
+        const got = parseReply(this.#buf, at);
         if (!got) break;
         at = got.next;
         const waiting = this.#pending.shift();
@@ -269,6 +289,14 @@ export class RespConnection {
       p.reject(err);
     }
   }
+}
+
+/** AUTH's answer when the server has no password: taken as OK. */
+function withoutPassword(reply: Reply): Reply {
+  return reply instanceof ReplyError &&
+    /no password is set|without any password configured/.test(reply.message)
+    ? 'OK'
+    : reply;
 }
 
 function orThrow(reply: Reply): Reply {

@@ -52,6 +52,28 @@ describe('RedisBackend when the server dies under a held lease', () => {
     ).rejects.toThrow(/\(NOAUTH\)/);
   });
 
+  it('an ACL user (redis://user:password@…) is authenticated as that user', async () => {
+    const { Redis } = await import('ioredis');
+    const admin = new Redis({ port: server.port, password: PASSWORD });
+    await admin.call('ACL', 'SETUSER', 'locker', 'on', '>locker-pw', '~*', '&*', '+@all');
+    await admin.quit();
+    const backend = await RedisBackend.connect(
+      `redis://locker:locker-pw@127.0.0.1:${server.port}`,
+      {
+        prefix: randomPrefix(),
+        connectTimeoutMs: 1000,
+      },
+    );
+    const lease = await mustAcquire(backend, 'acl.job');
+    expect(await lease.release()).toBe(true);
+    await backend.close();
+    await expect(
+      RedisBackend.connect(`redis://locker:nope@127.0.0.1:${server.port}`, {
+        connectTimeoutMs: 1000,
+      }),
+    ).rejects.toThrow(/\(WRONGPASS\)/);
+  });
+
   it('after the kill, acquire, refresh, release and holder reject with LockUnavailableError', async () => {
     const backend = await RedisBackend.connect(`redis://:${PASSWORD}@127.0.0.1:${server.port}/3`, {
       prefix: randomPrefix(),

@@ -11,19 +11,48 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisBackend } from '../../src/locks/index.js';
 import { LOCK_SCRIPTS } from '../../src/locks/redis-scripts.js';
-import { type Reply, ReplyError, RespConnection } from '../../src/locks/resp.js';
+import { parseReply, type Reply, ReplyError, RespConnection } from '../../src/locks/resp.js';
 import { sleep } from '../helpers/common.js';
 import { HOLDER_A, mustAcquire } from './contract.js';
 import { deleteKeys, randomPrefix, sharedRedis } from './helpers.js';
 
-/** RESP2 of `reply`, as a server writes it. */
-function encodeReply(reply: Reply): string {
-  if (reply === null) return '$-1\r\n';
-  if (reply instanceof ReplyError) return `-${reply.message}\r\n`;
-  if (typeof reply === 'number') return `:${reply}\r\n`;
-  if (typeof reply === 'string') return `$${Buffer.byteLength(reply)}\r\n${reply}\r\n`;
-  return `*${reply.length}\r\n${reply.map(encodeReply).join('')}`;
+/** A reply as a server writes it, and what the client must make of it. */
+interface Wire {
+  bytes: string;
+  value: Reply;
 }
+
+const bulk = (v: string): Wire => ({ bytes: `$${Buffer.byteLength(v)}\r\n${v}\r\n`, value: v });
+const array = (items: Wire[]): Wire => ({
+  bytes: `*${items.length}\r\n${items.map((i) => i.bytes).join('')}`,
+  value: items.map((i) => i.value),
+});
+/** Text with the bytes RESP uses itself: CR, LF, CRLF, type bytes, lengths. */
+const tricky = fc
+  .array(
+    fc.oneof(
+      fc.constantFrom('\r', '\n', '\r\n', '$1\r\n', '*2\r\n', '-ERR', ':1', '+OK'),
+      fc.string({ unit: 'grapheme', maxLength: 3 }),
+    ),
+    { maxLength: 6 },
+  )
+  .map((parts) => parts.join(''));
+const line = fc.string({ unit: 'grapheme' }).filter((v) => !/[\r\n]/.test(v));
+
+const wireArb: fc.Arbitrary<Wire> = fc.letrec<{ wire: Wire }>((tie) => ({
+  wire: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    tricky.map(bulk),
+    line.map((v) => ({ bytes: `+${v}\r\n`, value: v })),
+    fc
+      .integer({ min: -(2 ** 53) + 1, max: 2 ** 53 - 1 })
+      .map((v) => ({ bytes: `:${v}\r\n`, value: v })),
+    fc.constant({ bytes: '$-1\r\n', value: null }),
+    fc.constant({ bytes: '*-1\r\n', value: null }),
+    line.map((v) => ({ bytes: `-ERR ${v}\r\n`, value: new ReplyError(`ERR ${v}`) })),
+    fc.array(tie('wire'), { maxLength: 4 }).map(array),
+  ),
+})).wire;
 
 /**
  * A server of our own: each command (one per write the client makes, so one per `call`) is
@@ -48,22 +77,33 @@ async function fakeServer(
 const open = (port: number, commandTimeoutMs = 2000): Promise<RespConnection> =>
   RespConnection.open({ host: '127.0.0.1', port, connectTimeoutMs: 2000, commandTimeoutMs });
 
-const replyArb: fc.Arbitrary<Reply> = fc.letrec<{ reply: Reply }>((tie) => ({
-  reply: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
-    fc.string({ unit: 'grapheme' }),
-    fc.integer({ min: -(2 ** 53) + 1, max: 2 ** 53 - 1 }),
-    fc.constant(null),
-    fc
-      .string({ minLength: 1 })
-      .filter((s) => !/[\r\n]/.test(s))
-      .map((s) => new ReplyError(`ERR ${s}`)),
-    fc.array(tie('reply'), { maxLength: 4 }),
-  ),
-})).reply;
-
 describe('RespConnection', () => {
-  it('decodes any reply however the bytes are split (200 generated batches)', async () => {
+  it('parses every prefix of generated replies: nothing early, nothing wrong, all at the end', () => {
+    fc.assert(
+      fc.property(fc.array(wireArb, { minLength: 1, maxLength: 5 }), (wires) => {
+        const bytes = Buffer.from(wires.map((w) => w.bytes).join(''), 'utf8');
+        for (let cut = 0; cut <= bytes.length; cut++) {
+          const part = bytes.subarray(0, cut);
+          const got: Reply[] = [];
+          let at = 0;
+          for (let r = parseReply(part, at); r; r = parseReply(part, at)) {
+            got.push(r.reply);
+            at = r.next;
+          }
+          expect(got).toEqual(wires.slice(0, got.length).map((w) => w.value));
+          if (cut === bytes.length) expect(got).toHaveLength(wires.length);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('bytes that are not RESP2 are refused, not read as another reply', () => {
+    for (const bad of ['?x\r\n', '+OK\rX', '$3\r\nabcd\r\n', ':12a\r\n', '*1\r\n!\r\n'])
+      expect(() => parseReply(Buffer.from(bad), 0), bad).toThrow();
+  });
+
+  it('decodes generated replies sent in random pieces over a socket (200 batches)', async () => {
     let script: { bytes: Buffer; cuts: number[] } = { bytes: Buffer.alloc(0), cuts: [] };
     const { server, port } = await fakeServer(async (socket, n) => {
       if (n === 0) return void socket.write('+PONG\r\n');
@@ -79,10 +119,11 @@ describe('RespConnection', () => {
     try {
       await fc.assert(
         fc.asyncProperty(
-          fc.array(replyArb, { minLength: 1, maxLength: 6 }),
+          fc.array(wireArb, { minLength: 1, maxLength: 6 }),
           fc.array(fc.nat(), { maxLength: 8 }),
-          async (replies, cutsRaw) => {
-            const bytes = Buffer.from(replies.map(encodeReply).join(''), 'utf8');
+          async (wires, cutsRaw) => {
+            const replies = wires.map((w) => w.value);
+            const bytes = Buffer.from(wires.map((w) => w.bytes).join(''), 'utf8');
             const cuts = [...new Set(cutsRaw.map((c) => c % bytes.length))].sort((a, b) => a - b);
             script = { bytes, cuts };
             const conn = await open(port);
@@ -104,18 +145,16 @@ describe('RespConnection', () => {
   });
 
   it('a command past its deadline is rejected, and its late answer is not taken for the next one', async () => {
-    const { server, port } = await fakeServer(async (socket, n) => {
-      if (n === 0) return void socket.write('+PONG\r\n');
-      if (n === 1) {
-        await sleep(300); // past the 100 ms deadline
-        socket.write('$4\r\nlate\r\n');
-      }
-      if (n === 2) socket.write('$4\r\nmine\r\n');
+    let hold: Socket | undefined;
+    const { server, port } = await fakeServer((socket, n) => {
+      if (n === 0) socket.write('+PONG\r\n');
+      if (n === 1) hold = socket; // answered only once the next command is in
+      // both answers in one piece: the late one first, as a server answers in order
+      if (n === 2) hold?.write('$4\r\nlate\r\n$4\r\nmine\r\n');
     });
     try {
       const conn = await open(port, 100);
       await expect(conn.call('GET', 'slow')).rejects.toThrow('Command timed out after 100 ms');
-      await sleep(400); // the late answer arrives meanwhile
       expect(await conn.call('GET', 'next')).toBe('mine');
       expect(conn.status).toBe('ready');
       conn.disconnect();
@@ -133,6 +172,28 @@ describe('RespConnection', () => {
       await expect(conn.call('GET', 'k')).rejects.toThrow(/unexpected reply type/);
       expect(conn.status).toBe('end');
       await expect(conn.call('GET', 'k')).rejects.toThrow('Connection is closed.');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('a hello answered together with bytes that are not RESP2 fails the connect', async () => {
+    const { server, port } = await fakeServer((socket, n) => {
+      if (n === 0) socket.write('+PONG\r\n?junk\r\n');
+    });
+    try {
+      await expect(open(port)).rejects.toThrow(/unexpected reply type/);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('quit returns when the server answers OK but never closes', async () => {
+    const { server, port } = await fakeServer((socket) => void socket.write('+OK\r\n'));
+    try {
+      const conn = await open(port, 200);
+      await conn.quit(); // bounded by the command deadline, not by the server
+      expect(conn.status).toBe('end');
     } finally {
       server.close();
     }
@@ -169,6 +230,14 @@ describe('scripts on a real Redis', () => {
     await deleteKeys(raw, prefix);
     await raw.quit();
     await redis.stop();
+  });
+
+  it('a password in the URL of a server without one is accepted (as redis-cli does)', async () => {
+    const url = new URL(redis.url);
+    url.password = 'not-needed';
+    const backend = await RedisBackend.connect(url.toString(), { prefix });
+    expect(backend.connected).toBe(true);
+    await backend.close();
   });
 
   it('a script the server lost (SCRIPT FLUSH) is sent again with EVAL, and cached from then on', async () => {

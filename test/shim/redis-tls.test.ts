@@ -2,7 +2,8 @@
  * Global scope over TLS (`rediss://`), with real processes: a `redis-server` of our own that
  * speaks only TLS, with a certificate from a CA of the test's own making. A shim that trusts
  * that CA (`NODE_EXTRA_CA_CERTS`, as docs/locks.md says) takes the lock and delivers, with a
- * fencing token; one that does not trust it fails closed (exit 75, nothing sent).
+ * fencing token; one that does not trust it, or reaches the server under a name the
+ * certificate does not carry, fails closed (exit 75, nothing sent).
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -74,5 +75,17 @@ it('a shim that does not trust the certificate fails closed: exit 75, nothing se
   expect(run.code).toBe(75);
   expect(run.lines.at(-1)).toMatchObject({ event: 'lock-unavailable' });
   expect(String(run.lines.at(-1)?.['err'])).toMatch(/certificate/i);
+  expect(sink.requests.length).toBe(before);
+});
+
+it('a certificate that does not name the host fails closed, even from a trusted CA', async () => {
+  const { target, dirs } = job();
+  const before = sink.requests.length;
+  const run = await runShim(target, dirArgs(dirs), {
+    CRONIX_REDIS_URL: `rediss://127.0.0.1:${tlsPort}`, // the certificate names only localhost
+    NODE_EXTRA_CA_CERTS: ca,
+  });
+  expect(run.code).toBe(75);
+  expect(String(run.lines.at(-1)?.['err'])).toMatch(/ERR_TLS_CERT_ALTNAME_INVALID/);
   expect(sink.requests.length).toBe(before);
 });
