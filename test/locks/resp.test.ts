@@ -12,7 +12,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisBackend } from '../../src/locks/index.js';
 import { LOCK_SCRIPTS } from '../../src/locks/redis-scripts.js';
 import { parseReply, type Reply, ReplyError, RespConnection } from '../../src/locks/resp.js';
-import { sleep } from '../helpers/common.js';
 import { HOLDER_A, mustAcquire } from './contract.js';
 import { deleteKeys, randomPrefix, sharedRedis } from './helpers.js';
 
