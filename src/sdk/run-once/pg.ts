@@ -43,6 +43,12 @@ export interface PgPoolLike {
   connect(): Promise<PgClientLike & { release(err?: Error | boolean): void }>;
 }
 
+/** What a `pg` client has of an event emitter. */
+interface Listening {
+  on(event: 'error', listener: (err: Error) => void): unknown;
+  removeListener(event: 'error', listener: (err: Error) => void): unknown;
+}
+
 const ready = new WeakMap<object, Set<string>>();
 
 async function ensureTables(client: PgClientLike, owner: object, runs: string, fences: string) {
@@ -112,6 +118,12 @@ export async function runOncePg<T>(
   if (!('runKey' in run)) return run;
   const pooled = isPool(db) ? await db.connect() : null;
   const client: PgClientLike = pooled ?? (db as PgClientLike);
+  // pg-pool hears the errors of idle connections only: a session the server ends while this one
+  // is checked out (a failover, an administrator, a timeout) would emit an `error` nobody hears,
+  // which ends the app; heard here, it fails the next statement and so this delivery
+  const events = pooled as Partial<Listening> | null;
+  const heard = (): void => undefined;
+  events?.on?.('error', heard);
   let broken: Error | undefined;
   try {
     await ensureTables(client, db, runs, fences);
@@ -120,6 +132,7 @@ export async function runOncePg<T>(
     broken = err instanceof Error ? err : new Error(String(err));
     throw err;
   } finally {
+    events?.removeListener?.('error', heard);
     pooled?.release(broken);
   }
 }
