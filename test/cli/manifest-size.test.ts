@@ -58,6 +58,29 @@ describe('manifest files are size-checked before they are read', () => {
     expect(written).toBeLessThan(12 * 1024 * 1024);
   });
 
+  it('a valid manifest of several hundred KiB through a pipe is read whole (its buffer grows)', async () => {
+    const jobs = Array.from({ length: 250 }, (_, i) => ({
+      name: `job-${i}`,
+      schedule: '0 3 * * *',
+      request: { url: `https://example.com/hooks/${'x'.repeat(1200)}/${i}` },
+      auth: { secret_refs: ['env:CRON_SECRET'] },
+    }));
+    const text = JSON.stringify({ version: 1, app: 'piped', jobs });
+    expect(text.length).toBeGreaterThan(256 * 1024); // past three doublings of the first 64 KiB
+    const fifo = join(dir, 'valid-pipe.json');
+    execFileSync('mkfifo', [fifo]);
+    const validating = cronixAsync(['validate', fifo]);
+    await new Promise<void>((resolve, reject) => {
+      const out = createWriteStream(fifo);
+      out.on('error', reject);
+      out.on('close', () => resolve());
+      out.end(text);
+    });
+    const r = await validating;
+    expect(r.stdout).toContain(`${fifo}: valid (app piped, 250 jobs, 250 schedules)`);
+    expect(r.status).toBe(0);
+  });
+
   it('serve refuses /dev/zero the same way, at once', async () => {
     const r = await cronixAsync([
       'serve',
