@@ -36,8 +36,13 @@ function manifests(count: number, url: string, schedule: (i: number) => string):
   return out;
 }
 
-/** Seconds after start-up before idle CPU is measured. */
-export const SETTLE_SECONDS = 10;
+/**
+ * Seconds after start-up before idle CPU is measured: V8's memory reducer runs its full
+ * collection of the start-up garbage once allocation has been low for a while — about 24 s after
+ * spawn once start-up took 1.2 s (2026-11-27: 0.34 s of CPU in one Mark-Compact), which a 10 s
+ * settle counted as idling.
+ */
+export const SETTLE_SECONDS = 30;
 
 export interface IdleRow {
   jobs: number;
