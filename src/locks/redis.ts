@@ -199,12 +199,12 @@ export class RedisBackend implements LockBackend {
   }
 
   /**
-   * Whether the connection is up. It never reconnects by itself (a shim lives
-   * for one fire); a long-lived user such as the daemon opens a new backend
-   * when this turns false.
+   * Whether the connection is up and answering (no command past its deadline unanswered). It
+   * never reconnects by itself (a shim lives for one fire); a long-lived user such as the
+   * daemon opens a new backend when this turns false.
    */
   get connected(): boolean {
-    return this.#link.redis.status === 'ready';
+    return this.#link.redis.healthy;
   }
 
   /**

@@ -137,6 +137,8 @@ export class RespConnection {
   #buf: Buffer = Buffer.alloc(0);
   /** What ended the connection, if it ended other than by {@link quit}. */
   lastError: Error | undefined;
+  /** Commands past their deadline whose answers have not come yet. */
+  #late = 0;
 
   private constructor(socket: Socket, options: RespOptions) {
     this.#socket = socket;
@@ -202,6 +204,15 @@ export class RespConnection {
     return conn;
   }
 
+  /**
+   * Ready, and no command is past its deadline unanswered: a server that answers nothing
+   * (stopped, unreachable without a reset) makes this false at the first timeout, so a
+   * long-lived user opens a new connection instead of queueing behind the silent one.
+   */
+  get healthy(): boolean {
+    return this.status === 'ready' && this.#late === 0;
+  }
+
   /** Sends a command; resolves with its reply, rejects with a {@link ReplyError} or a connection error. */
   async call(...args: Arg[]): Promise<Reply> {
     return orThrow(await this.#send(args, this.#options.commandTimeoutMs));
@@ -251,6 +262,7 @@ export class RespConnection {
         timer: setTimeout(() => {
           entry.resolve = answered;
           entry.reject = answered;
+          this.#late++;
           reject(new Error(`Command timed out after ${timeoutMs} ms`));
         }, timeoutMs),
       };
@@ -270,6 +282,7 @@ export class RespConnection {
         const waiting = this.#pending.shift();
         if (!waiting) throw new ProtocolError('a reply nobody asked for');
         clearTimeout(waiting.timer);
+        if (waiting.resolve === answered) this.#late--;
         waiting.resolve(got.reply);
       }
     } catch (err) {

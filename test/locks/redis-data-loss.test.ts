@@ -77,6 +77,7 @@ describe('fencing tokens across Redis data loss', () => {
     server.child.kill('SIGSTOP');
     try {
       await expect(stale.refresh()).rejects.toThrow(/unavailable during refresh/); // fail closed
+      expect(a.connected).toBe(false); // unanswered: a daemon would open a new connection
       await sleep(400); // past the TTL on Redis' own clock
     } finally {
       server.child.kill('SIGCONT');
@@ -84,6 +85,7 @@ describe('fencing tokens across Redis data loss', () => {
     const fresh = await mustAcquire(b, 'stall.job', HOLDER_B, 30_000);
     expect(fresh.fencingToken).toBeGreaterThan(stale.fencingToken as number);
     expect(await stale.refresh()).toBe(false); // the stale holder learns it lost the lock
+    expect(a.connected).toBe(true); // the late answer was read (and dropped) before this one
     expect(await stale.release()).toBe(false); // and cannot delete its successor's
     expect(await b.holder('stall.job')).toMatchObject({ host: HOLDER_B.host });
     await fresh.release();

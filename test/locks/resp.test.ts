@@ -154,8 +154,10 @@ describe('RespConnection', () => {
     try {
       const conn = await open(port, 100);
       await expect(conn.call('GET', 'slow')).rejects.toThrow('Command timed out after 100 ms');
+      expect(conn.healthy).toBe(false); // a user that lives on opens a new connection
       expect(await conn.call('GET', 'next')).toBe('mine');
       expect(conn.status).toBe('ready');
+      expect(conn.healthy).toBe(true); // the late answer came
       conn.disconnect();
     } finally {
       server.close();
