@@ -5,6 +5,7 @@ import type { Scheduler } from '../../daemon/scheduler.js';
 import { parseHost, publicUrlHost } from '../../http/hosts.js';
 import { ServeError, startDaemon } from '../../http/serve.js';
 import { ssoOptions, type SsoFlags } from './sso-options.js';
+import { BatchedLog } from '../../io/batched-log.js';
 import { logFormatOf, prettyDestination } from '../../io/pretty-log.js';
 import { systemdNotifier } from '../../io/systemd-notify.js';
 import { daemonTracer, traceRuns } from './serve-tracing.js';
@@ -46,7 +47,7 @@ export async function serveCommand(manifests: string[], o: ServeCliOptions): Pro
   const destination =
     format === 'pretty'
       ? prettyDestination(process.stdout, process.stdout.isTTY === true && !process.env['NO_COLOR'])
-      : pino.destination({ dest: 1, sync: false });
+      : new BatchedLog(pino.destination({ dest: 1, sync: false }));
   const log = pino(
     {
       base: undefined,
