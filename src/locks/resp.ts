@@ -55,9 +55,9 @@ interface Pending {
   resolve(reply: Reply): void;
   reject(err: Error): void;
   timer: NodeJS.Timeout;
+  /** Past its deadline: rejected already, its answer is still awaited (and dropped). */
+  late: boolean;
 }
-
-const answered = (): void => undefined;
 
 /** Thrown when a reply does not parse: the stream can no longer be trusted. */
 class ProtocolError extends Error {}
@@ -137,8 +137,6 @@ export class RespConnection {
   #buf: Buffer = Buffer.alloc(0);
   /** What ended the connection, if it ended other than by {@link quit}. */
   lastError: Error | undefined;
-  /** Commands past their deadline whose answers have not come yet. */
-  #late = 0;
 
   private constructor(socket: Socket, options: RespOptions) {
     this.#socket = socket;
@@ -210,7 +208,7 @@ export class RespConnection {
    * long-lived user opens a new connection instead of queueing behind the silent one.
    */
   get healthy(): boolean {
-    return this.status === 'ready' && this.#late === 0;
+    return this.status === 'ready' && !this.#pending.some((p) => p.late);
   }
 
   /** Sends a command; resolves with its reply, rejects with a {@link ReplyError} or a connection error. */
@@ -257,12 +255,12 @@ export class RespConnection {
       const entry: Pending = {
         resolve,
         reject,
+        late: false,
         // past the deadline the caller hears a timeout; the entry keeps its place in the queue,
-        // so the late answer is taken for this command (and dropped), never for the next one
+        // so the late answer is taken for this command (and dropped: the promise is settled),
+        // never for the next one
         timer: setTimeout(() => {
-          entry.resolve = answered;
-          entry.reject = answered;
-          this.#late++;
+          entry.late = true;
           reject(new Error(`Command timed out after ${timeoutMs} ms`));
         }, timeoutMs),
       };
@@ -282,7 +280,6 @@ export class RespConnection {
         const waiting = this.#pending.shift();
         if (!waiting) throw new ProtocolError('a reply nobody asked for');
         clearTimeout(waiting.timer);
-        if (waiting.resolve === answered) this.#late--;
         waiting.resolve(got.reply);
       }
     } catch (err) {

@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { SchemaTooNewError } from '../../src/daemon/store/migrations/migration.js';
-import { checkout, createPool, parsePgUrl } from '../../src/daemon/store/pg/connect.js';
+import { createPool, parsePgUrl } from '../../src/daemon/store/pg/connect.js';
 import { PG_MIGRATIONS } from '../../src/daemon/store/pg/migrate.js';
 import { inTransaction } from '../../src/daemon/store/pg/transaction.js';
 import { FencedError, PostgresStore } from '../../src/daemon/store/postgres.js';
@@ -92,7 +92,7 @@ describe('PostgresStore', () => {
     const target = parsePgUrl(withSchema(PG_URL, 'public'));
     const pool = createPool(target, { max: 1 });
     try {
-      const client = await checkout(pool);
+      const client = await pool.connect();
       const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!
         .pid;
       const ended = new Promise((r) => client.once('end', r));
@@ -109,7 +109,7 @@ describe('PostgresStore', () => {
       );
       await expect(work).rejects.toThrow(/PostgreSQL at|not queryable|terminated/);
       // the broken connection left the pool; the next one works
-      const again = await checkout(pool);
+      const again = await pool.connect();
       expect((await again.query<{ one: number }>('SELECT 1 AS one')).rows[0]!.one).toBe(1);
       expect(again.listenerCount('error')).toBe(1);
       again.release();

@@ -203,7 +203,7 @@ describe('RespConnection', () => {
   it('a server that never answers the hello fails the connect within its deadline', async () => {
     const { server, port } = await fakeServer(() => undefined);
     try {
-      const started = Date.now();
+      // the message names the deadline given (not the 2 s default); a hang fails the test's timeout
       await expect(
         RespConnection.open({
           host: '127.0.0.1',
@@ -212,7 +212,6 @@ describe('RespConnection', () => {
           commandTimeoutMs: 200,
         }),
       ).rejects.toThrow(/timed out after 200 ms/);
-      expect(Date.now() - started).toBeLessThan(5000); // not the 2 s default, nor a hang
     } finally {
       server.close();
     }

@@ -14,7 +14,6 @@
  */
 import type pg from 'pg';
 import {
-  checkout,
   createPool,
   explainPgError,
   parsePgUrl,
@@ -428,7 +427,7 @@ export class PostgresStore implements Store, TermStore {
 
   async #connect(): Promise<pg.PoolClient> {
     try {
-      return await checkout(this.pool);
+      return await this.pool.connect();
     } catch (err) {
       throw new PgStoreError(explainPgError(err, this.target));
     }

@@ -70,6 +70,9 @@ export interface PoolOptions {
  */
 export const IDLE_IN_TRANSACTION_MS = 5000;
 
+/** The listener a checked-out connection has for its errors (see {@link createPool}). */
+const heard = (): void => undefined;
+
 /** A pool whose connections use `schema` and parse BIGINTs as numbers. */
 export function createPool(target: PgTarget, options: PoolOptions = {}): pg.Pool {
   const pool = new pg.Pool({
@@ -86,27 +89,13 @@ export function createPool(target: PgTarget, options: PoolOptions = {}): pg.Pool
     types,
   });
   pool.on('error', (err) => options.onIdleError?.(err));
+  // pg-pool listens for the errors of its idle connections only: a server that ends a session
+  // while it is checked out and between two statements (the idle-in-transaction timeout after a
+  // freeze, an administrator, a restart) made it emit an `error` nobody heard, which ended the
+  // process. Heard while it is out, the error fails the next statement (and the transaction).
+  pool.on('acquire', (client) => client.on('error', heard));
+  pool.on('release', (_err, client) => client.removeListener('error', heard));
   return pool;
-}
-
-/**
- * Takes a connection from `pool` for one unit of work. pg-pool listens for the errors of its
- * idle connections only: a server that ends a session while it is checked out and between two
- * statements (the idle-in-transaction timeout after a freeze, an administrator, a restart)
- * makes it emit an `error` nobody hears, which ends the process. A listener for the time it is
- * out keeps that error for the next statement, which fails with it (and the transaction with
- * it); `release` removes the listener.
- */
-export async function checkout(pool: pg.Pool): Promise<pg.PoolClient> {
-  const client = await pool.connect();
-  const heard = (): void => undefined;
-  client.on('error', heard);
-  const release = client.release;
-  client.release = (err?: Error | boolean) => {
-    client.removeListener('error', heard);
-    release(err);
-  };
-  return client;
 }
 
 /** A client outside the pool (for LISTEN), same settings. */
