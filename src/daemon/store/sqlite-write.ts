@@ -8,7 +8,7 @@ import { claimsInstant } from './claims.js';
 import type { SqliteBackfills } from './sqlite-backfills.js';
 import type { SqliteIdempotency } from './sqlite-idempotency.js';
 import type { SqliteSkips } from './sqlite-skips.js';
-import { fromRow, insertParams, logText, type Prepared, type Row } from './sqlite-sql.js';
+import { fromRow, insertParams, logText, toRun, type Prepared, type Row } from './sqlite-sql.js';
 import type { EndPatch, LedgerOp, LedgerResult, NewRun, RunRecord } from './types.js';
 
 /** Applies ledger ops with the store's prepared statements. */
@@ -146,23 +146,24 @@ export class SqliteWriter {
     if (!row) return { kind: 'gone' };
     if (patch.outcome === 'success') s.succeedKey.run(row.runKey, id, patch.endedAt ?? this.now());
     else s.releaseKey.run(row.runKey, id);
-    return { kind: 'ended', run: fromRow(row) };
+    // the log just written is the patch's: not parsed back from its text
+    return { kind: 'ended', run: patch.attemptLog ? toRun(row, patch.attemptLog) : fromRow(row) };
   }
 
-  /** Parameters of `endRun`: fields the patch leaves out keep their stored value. */
-  private endParams(id: string, patch: EndPatch): Record<string, unknown> {
-    return {
+  /** Parameters of `endRun`, in its order: fields the patch leaves out keep their stored value. */
+  private endParams(id: string, patch: EndPatch): unknown[] {
+    return [
+      patch.outcome,
+      patch.endedAt,
+      patch.error,
+      patch.attempts ?? null,
+      patch.lastStatus === undefined ? 0 : 1,
+      patch.lastStatus ?? null,
+      patch.attemptLog === undefined ? 0 : 1,
+      patch.attemptLog === undefined ? null : logText(patch.attemptLog),
+      patch.outputTruncated === undefined ? null : patch.outputTruncated ? 1 : 0,
+      patch.outputLost ?? null,
       id,
-      outcome: patch.outcome,
-      endedAt: patch.endedAt,
-      error: patch.error,
-      attempts: patch.attempts ?? null,
-      hasStatus: patch.lastStatus === undefined ? 0 : 1,
-      lastStatus: patch.lastStatus ?? null,
-      attemptLog: patch.attemptLog === undefined ? null : logText(patch.attemptLog),
-      hasLog: patch.attemptLog === undefined ? 0 : 1,
-      outputTruncated: patch.outputTruncated === undefined ? null : patch.outputTruncated ? 1 : 0,
-      outputLost: patch.outputLost ?? null,
-    };
+    ];
   }
 }
