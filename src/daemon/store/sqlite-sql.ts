@@ -172,6 +172,41 @@ export function toRun(row: Row, attemptLog: AttemptLogEntry[]): RunRecord {
   return run;
 }
 
+/**
+ * A row of `endRun` (an array in {@link RUN_COLUMNS}' order) as a {@link Row}: a raw row is an
+ * array of values where a named one is an object built column by column, for every run end.
+ */
+export function endedRow(v: unknown[]): Row {
+  return {
+    seq: v[0],
+    id: v[1],
+    runKey: v[2],
+    app: v[3],
+    job: v[4],
+    scheduleIndex: v[5],
+    scheduledTime: v[6],
+    trigger: v[7],
+    phase: v[8],
+    outcome: v[9],
+    attempts: v[10],
+    lastStatus: v[11],
+    createdAt: v[12],
+    startedAt: v[13],
+    endedAt: v[14],
+    dueAt: v[15],
+    error: v[16],
+    attemptLog: v[17],
+    outputTruncated: v[18],
+    outputLost: v[19],
+    host: v[20],
+    exitCode: v[21],
+    clockSkewMs: v[22],
+    latenessMs: v[23],
+    fencingToken: v[24],
+    params: v[25],
+  } as Row;
+}
+
 /** Prepares every statement of the store (once the schema exists). */
 export function prepareStatements(db: Database.Database): Prepared {
   const p = (sql: string): Stmt => db.prepare(sql);
@@ -279,7 +314,8 @@ export function prepareStatements(db: Database.Database): Prepared {
       `UPDATE runs SET phase = 'running', attempts = MAX(attempts, ?)
        WHERE id = ? AND phase IN ('planned', 'running')`,
     ),
-    // positional, in the order of `endParams` (sqlite-write.ts)
+    // positional, in the order of `endParams` (sqlite-write.ts); the row comes back as an array
+    // (`endedRow`), without the attempt log when the end wrote one (the caller has it)
     endRun: p(
       `UPDATE runs SET phase = 'ended', outcome = ?, ended_at = ?,
        error = ?, attempts = COALESCE(?, attempts),
@@ -288,8 +324,8 @@ export function prepareStatements(db: Database.Database): Prepared {
        output_truncated = COALESCE(?, output_truncated),
        output_lost = COALESCE(?, output_lost)
        WHERE id = ? AND phase <> 'ended'
-       RETURNING ${RUN_COLUMNS}`,
-    ),
+       RETURNING ${RUN_COLUMNS.replace('attempt_log AS attemptLog', 'CASE WHEN ? THEN NULL ELSE attempt_log END')}`,
+    ).raw(),
     dueRun: p(`UPDATE runs SET due_at = NULL WHERE id = ? AND phase = 'queued'`),
     withdrawRun: p(
       `DELETE FROM runs WHERE id = ? AND phase IN ('planned', 'running') AND attempts = 0

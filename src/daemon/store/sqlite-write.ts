@@ -8,7 +8,7 @@ import { claimsInstant } from './claims.js';
 import type { SqliteBackfills } from './sqlite-backfills.js';
 import type { SqliteIdempotency } from './sqlite-idempotency.js';
 import type { SqliteSkips } from './sqlite-skips.js';
-import { fromRow, insertParams, logText, toRun, type Prepared, type Row } from './sqlite-sql.js';
+import { endedRow, fromRow, insertParams, logText, toRun, type Prepared, type Row } from './sqlite-sql.js';
 import type { EndPatch, LedgerOp, LedgerResult, NewRun, RunRecord } from './types.js';
 
 /** Applies ledger ops with the store's prepared statements. */
@@ -133,7 +133,7 @@ export class SqliteWriter {
     const held = this.claimKey(run.runKey, id, startedAt);
     if (held !== null) {
       const patch: EndPatch = { outcome: 'duplicate', endedAt: startedAt, error: held };
-      const row = s.endRun.get(this.endParams(id, patch)) as Row;
+      const row = endedRow(s.endRun.get(this.endParams(id, patch)) as unknown[]);
       return { kind: 'duplicate', run: fromRow(row) };
     }
     s.startRun.run(startedAt, id);
@@ -142,8 +142,9 @@ export class SqliteWriter {
 
   private end(id: string, patch: EndPatch): LedgerResult {
     const s = this.stmts();
-    const row = s.endRun.get(this.endParams(id, patch)) as Row | undefined;
-    if (!row) return { kind: 'gone' };
+    const values = s.endRun.get(this.endParams(id, patch)) as unknown[] | undefined;
+    if (!values) return { kind: 'gone' };
+    const row = endedRow(values);
     if (patch.outcome === 'success') s.succeedKey.run(row.runKey, id, patch.endedAt ?? this.now());
     else s.releaseKey.run(row.runKey, id);
     // the log just written is the patch's: not parsed back from its text
@@ -164,6 +165,7 @@ export class SqliteWriter {
       patch.outputTruncated === undefined ? null : patch.outputTruncated ? 1 : 0,
       patch.outputLost ?? null,
       id,
+      patch.attemptLog === undefined ? 0 : 1,
     ];
   }
 }
