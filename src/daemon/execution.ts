@@ -13,7 +13,7 @@
  */
 import type { Clock, CommandRunner, Transport } from '../fire/types.js';
 import type { DaemonEmitter } from './events.js';
-import { execute, type ExecuteCommand } from './executor.js';
+import { execute, type ExecuteCommand, type ExecuteDeps } from './executor.js';
 import type { RunGuard } from './global-locks.js';
 import { RateLimits } from './rate-limits.js';
 import type { Ledger } from './ledger.js';
@@ -114,19 +114,24 @@ export class Execution {
     this.successesKnown = true;
   }
 
-  private async previousSuccess(job: RegisteredJob): Promise<number | null> {
-    let previous = this.lastSuccess.get(job.key) ?? (this.successesKnown ? null : undefined);
-    if (previous === undefined) {
-      previous = await this.deps.store.lastSuccess(job.app, job.job.name).catch(() => null);
-      this.lastSuccess.set(job.key, previous);
-    }
-    return previous;
+  /** The job's last success: known (most runs, no promise), or read from the ledger once. */
+  private previousSuccess(job: RegisteredJob): number | null | Promise<number | null> {
+    const previous = this.lastSuccess.get(job.key) ?? (this.successesKnown ? null : undefined);
+    if (previous !== undefined) return previous;
+    return this.deps.store
+      .lastSuccess(job.app, job.job.name)
+      .catch(() => null)
+      .then((read) => {
+        this.lastSuccess.set(job.key, read);
+        return read;
+      });
   }
 
   private async run(l: Launch, signal: AbortSignal): Promise<void> {
     const { job } = l;
     const { clock, transport, ledger } = this.deps;
-    const previous = await this.previousSuccess(job);
+    const known = this.previousSuccess(job);
+    const previous = typeof known === 'object' && known !== null ? await known : known;
     const secrets = this.deps.secretsFor(job);
     const run = withPhase(l.run, 'running');
     const { events } = this.deps;
@@ -136,37 +141,40 @@ export class Execution {
       this.deps.leader,
     );
     const command = job.job.command !== undefined ? this.commandOf(job, run) : undefined;
-    const end: EndPatch =
-      secrets.length === 0 && job.job.command === undefined
-        ? { outcome: 'internal_error', endedAt: clock.now(), error: 'no secret resolved' }
-        : await execute(job, run, {
-            clock,
-            transport,
-            secrets,
-            previousSuccessMs: previous,
-            ...(this.deps.leader?.epoch !== undefined
-              ? { leaderEpoch: this.deps.leader.epoch }
-              : {}),
-            ...(this.deps.headerSecretsFor
-              ? { headerSecrets: this.deps.headerSecretsFor(job) }
-              : {}),
-            signal,
-            stopReason: l.stopReason,
-            onAttempt: (attempt) => {
-              const written = ledger.submit([{ kind: 'attempt', id: run.id, attempt }], false);
-              // announced once its row says so: what reads the ledger then sees it running
-              if (attempt === 1)
-                void written.then(
-                  ([r]) => r?.kind === 'ok' && events.emit('run-started', inFlight(run)),
-                );
-            },
-            ...(guard ?? {}),
-            ...(command ? { command } : {}),
-          });
+    let end: EndPatch;
+    if (secrets.length === 0 && job.job.command === undefined)
+      end = { outcome: 'internal_error', endedAt: clock.now(), error: 'no secret resolved' };
+    else {
+      // built field by field, not spread: one object per run of a burst
+      const deps: ExecuteDeps = {
+        clock,
+        transport,
+        secrets,
+        previousSuccessMs: previous,
+        signal,
+        stopReason: l.stopReason,
+        onAttempt: (attempt) => this.attempted(run, attempt),
+      };
+      if (this.deps.leader?.epoch !== undefined) deps.leaderEpoch = this.deps.leader.epoch;
+      if (this.deps.headerSecretsFor) deps.headerSecrets = this.deps.headerSecretsFor(job);
+      if (guard?.guard) deps.guard = guard.guard;
+      if (guard?.record) deps.record = guard.record;
+      if (command) deps.command = command;
+      end = await execute(job, run, deps);
+    }
     const [res] = await ledger.submit([{ kind: 'end', id: run.id, patch: end }], false);
     const ended: RunRecord = res?.kind === 'ended' ? res.run : { ...run, ...end, phase: 'ended' };
     if (ended.outcome === 'success') this.lastSuccess.set(job.key, ended.endedAt);
     l.done(ended); // release after record
+  }
+
+  /** An attempt has started: its row says so (lazily); the first one announces the run started. */
+  private attempted(run: RunRecord, attempt: number): void {
+    const { ledger, events } = this.deps;
+    const written = ledger.submit([{ kind: 'attempt', id: run.id, attempt }], false);
+    // announced once its row says so: what reads the ledger then sees it running
+    if (attempt === 1)
+      void written.then(([r]) => r?.kind === 'ok' && events.emit('run-started', inFlight(run)));
   }
 
   /** What a command run needs; each attempt's process is recorded, to be stopped after a crash. */

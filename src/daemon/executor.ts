@@ -13,6 +13,7 @@ import {
   type CommandDeps,
   type FireDeps,
   type FireEvent,
+  type FireInput,
 } from '../fire/engine.js';
 import type { Clock, CommandRunner, SpawnedProcess, Transport } from '../fire/types.js';
 import { redact } from '../secrets/resolve.js';
@@ -121,11 +122,14 @@ export async function execute(
   const log: AttemptLogEntry[] = [];
   let opened: { attempt: number; startedAt: number } | null = null;
   let terminalError: string | null = null;
-  const secrets = [
-    ...deps.secrets,
-    ...Object.values(deps.command?.secretEnv ?? {}),
-    ...Object.values(deps.headerSecrets ?? {}),
-  ];
+  // every value redacted from what is kept: built when something is to be redacted
+  let secretList: string[] | undefined;
+  const secrets = (): string[] =>
+    (secretList ??= [
+      ...deps.secrets,
+      ...Object.values(deps.command?.secretEnv ?? {}),
+      ...Object.values(deps.headerSecrets ?? {}),
+    ]);
   const onEvent = (e: FireEvent): void => {
     if (e.event === 'attempt') {
       opened = { attempt: e.attempt ?? log.length + 1, startedAt: clock.now() };
@@ -133,50 +137,49 @@ export async function execute(
       return;
     }
     if (opened !== null && e.durationMs !== undefined) {
-      log.push({
+      // what was sent and what came back, as they were (the run page shows them)
+      const entry: AttemptLogEntry = {
         attempt: opened.attempt,
         startedAt: opened.startedAt,
         durationMs: e.durationMs,
         status: e.status ?? null,
         error: attemptError(e, isCommand),
-        // what was sent and what came back, as they were (the run page shows them)
-        ...(e.traceparent !== undefined ? { traceparent: e.traceparent } : {}),
-        ...(e.responseBody !== undefined
-          ? { response: keptResponse(e.responseBody, secrets) }
-          : {}),
-      });
+      };
+      if (e.traceparent !== undefined) entry.traceparent = e.traceparent;
+      if (e.responseBody !== undefined)
+        entry.response = e.responseBody === '' ? '' : keptResponse(e.responseBody, secrets());
+      log.push(entry);
       opened = null;
     }
     if (e.terminal && e.event !== 'success') terminalError = attemptError(e, isCommand);
   };
   const clean = (text: string | null): string | null =>
-    text === null ? null : redact(text, secrets).slice(0, 500);
+    text === null ? null : redact(text, secrets()).slice(0, 500);
   let capture: { deps: CommandDeps; log: RunLog } | undefined;
   try {
     if (isCommand && deps.command) capture = openCommand(job, run, deps.command);
-    const result = await runFire(
-      {
-        app: job.app,
-        job: withParams(job.job, run.params),
-        runId: run.id,
-        runKey: run.runKey,
-        fireTimeMs: run.scheduledTime,
-        actualTimeMs: run.startedAt ?? clock.now(),
-        secrets: deps.secrets,
-        ...(deps.headerSecrets ? { headerSecrets: deps.headerSecrets } : {}),
-        previousSuccessMs: deps.previousSuccessMs,
-        ...(deps.leaderEpoch !== undefined ? { leaderEpoch: deps.leaderEpoch } : {}),
-      },
-      {
-        transport: deps.transport,
-        ...(capture ? { command: capture.deps } : {}),
-        clock,
-        signal: deps.signal,
-        onEvent,
-        ...(deps.guard ? { guard: deps.guard } : {}),
-        ...(deps.record ? { record: deps.record } : {}),
-      },
-    );
+    const input: FireInput = {
+      app: job.app,
+      job: withParams(job.job, run.params),
+      runId: run.id,
+      runKey: run.runKey,
+      fireTimeMs: run.scheduledTime,
+      actualTimeMs: run.startedAt ?? clock.now(),
+      secrets: deps.secrets,
+      previousSuccessMs: deps.previousSuccessMs,
+    };
+    if (deps.headerSecrets) input.headerSecrets = deps.headerSecrets;
+    if (deps.leaderEpoch !== undefined) input.leaderEpoch = deps.leaderEpoch;
+    const fireDeps: FireDeps = {
+      transport: deps.transport,
+      clock,
+      signal: deps.signal,
+      onEvent,
+    };
+    if (capture) fireDeps.command = capture.deps;
+    if (deps.guard) fireDeps.guard = deps.guard;
+    if (deps.record) fireDeps.record = deps.record;
+    const result = await runFire(input, fireDeps);
     if (opened !== null) {
       // an attempt cut short by a stop: it was sent, so it is in the log
       const o: { attempt: number; startedAt: number } = opened;
@@ -188,7 +191,7 @@ export async function execute(
         error: 'stopped',
       });
     }
-    await capture?.log.close();
+    if (capture) await capture.log.close();
     const outcome = ledgerOutcome(result.outcome);
     let error: string | null = null;
     if (outcome === 'stopped') error = deps.stopReason() ?? 'stopped';
@@ -196,20 +199,21 @@ export async function execute(
       const last = log.at(-1);
       error = last?.error ?? terminalError ?? result.message ?? outcome;
     }
-    return {
+    // the entries are this run's own: their errors are redacted in place
+    for (const entry of log) if (entry.error !== null) entry.error = clean(entry.error);
+    const end: EndPatch = {
       outcome,
       endedAt: clock.now(),
       error: clean(error),
       attempts: result.attempts,
       lastStatus: result.lastStatus,
-      attemptLog: log.map((l) => ({
-        ...l,
-        error: clean(l.error),
-      })),
-      ...(capture
-        ? { outputTruncated: capture.log.sink.truncated, outputLost: capture.log.lost() }
-        : {}),
+      attemptLog: log,
     };
+    if (capture) {
+      end.outputTruncated = capture.log.sink.truncated;
+      end.outputLost = capture.log.lost();
+    }
+    return end;
   } catch (err) {
     await capture?.log.close().catch(() => undefined);
     // never leave a run active: an unexpected failure ends it, the daemon goes on

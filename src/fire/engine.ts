@@ -112,104 +112,146 @@ export interface FireResult {
   fencingToken?: number;
 }
 
-function anySignal(signals: (AbortSignal | undefined)[]): AbortSignal | undefined {
-  const present = signals.filter((s): s is AbortSignal => s !== undefined);
-  if (present.length <= 1) return present[0];
-  return AbortSignal.any(present);
+/** The fire's signal and the hold's, as one (no array or `AbortSignal.any` for a single one). */
+function anySignal(
+  signal: AbortSignal | undefined,
+  lost: AbortSignal | undefined,
+): AbortSignal | undefined {
+  if (lost === undefined) return signal;
+  if (signal === undefined) return lost;
+  return AbortSignal.any([signal, lost]);
+}
+
+/** The event that ends an attempt: what it sent and what came back (no spreads: per fire). */
+function attemptEvent(
+  event: FireEvent['event'],
+  terminal: boolean,
+  attempt: number,
+  durationMs: number,
+  end: AttemptEnd,
+  withBody: boolean,
+): FireEvent {
+  const e: FireEvent = { event, terminal, attempt, durationMs };
+  if (end.status !== undefined) e.status = end.status;
+  if (end.err) e.err = end.err;
+  if (end.traceparent !== undefined) e.traceparent = end.traceparent;
+  if (end.bodyExcerpt !== undefined) {
+    e.responseBody = end.bodyExcerpt;
+    if (withBody) e.bodyExcerpt = end.bodyExcerpt;
+  }
+  return e;
+}
+
+/**
+ * One fire's running totals and how it ends. A class rather than closures over the loop's
+ * variables: thousands of fires at one instant each allocate one object here.
+ */
+class Fire {
+  lastStatus: number | null = null;
+  lastExcerpt: string | undefined = undefined;
+  lastToken: number | undefined = undefined;
+  sent = 0;
+  readonly started: number;
+
+  constructor(
+    private readonly deps: FireDeps,
+    readonly signal: AbortSignal | undefined,
+  ) {
+    this.started = deps.clock.now();
+  }
+
+  emit(e: FireEvent): void {
+    this.deps.onEvent?.(e);
+  }
+
+  finish(outcome: FireOutcome, message?: string): FireResult {
+    const r: FireResult = {
+      outcome,
+      attempts: this.sent,
+      lastStatus: this.lastStatus,
+      durationMs: this.deps.clock.now() - this.started,
+    };
+    if (this.lastExcerpt !== undefined) r.bodyExcerpt = this.lastExcerpt;
+    if (this.lastToken !== undefined) r.fencingToken = this.lastToken;
+    if (message !== undefined) r.message = message;
+    return r;
+  }
+
+  stopped(attempt: number): FireResult {
+    const message = 'fire stopped before completion';
+    this.emit({ event: 'stopped', terminal: true, attempt, err: message });
+    return this.finish('stopped', message);
+  }
+
+  /** Whether the fire itself was stopped (as opposed to a lost hold). */
+  readonly isStopped = (): boolean => this.signal?.aborted === true;
+
+  /** Records the ending attempt; the error's message when that failed. */
+  async record(ending: EndingAttempt): Promise<string | undefined> {
+    try {
+      await this.deps.record?.(ending);
+      return undefined;
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    }
+  }
 }
 
 /** Runs one fire to its terminal outcome. Never throws for expected failures. */
 export async function runFire(input: FireInput, deps: FireDeps): Promise<FireResult> {
   const { clock, guard, signal } = deps;
-  const started = clock.now();
   const policy = input.job.policy;
-  const emit = (e: FireEvent): void => deps.onEvent?.(e);
-  let lastStatus: number | null = null;
-  let lastExcerpt: string | undefined;
-  let lastToken: number | undefined;
-  let sent = 0;
-  const finish = (outcome: FireOutcome, extra: Partial<FireResult> = {}): FireResult => ({
-    outcome,
-    attempts: sent,
-    lastStatus,
-    durationMs: clock.now() - started,
-    ...(lastExcerpt !== undefined ? { bodyExcerpt: lastExcerpt } : {}),
-    ...(lastToken !== undefined ? { fencingToken: lastToken } : {}),
-    ...extra,
-  });
-  const record = async (ending: EndingAttempt): Promise<string | undefined> => {
-    if (!deps.record) return undefined;
-    try {
-      await deps.record(ending);
-      return undefined;
-    } catch (err) {
-      return err instanceof Error ? err.message : String(err);
-    }
-  };
-  const stopped = (attempt: number): FireResult => {
-    emit({ event: 'stopped', terminal: true, attempt, err: 'fire stopped before completion' });
-    return finish('stopped', { message: 'fire stopped before completion' });
-  };
+  const fire = new Fire(deps, signal);
+  const http =
+    input.job.command === undefined ? { transport: deps.transport as Transport, clock } : null;
 
   for (let attempt = 1; attempt <= policy.retries.max_attempts; attempt++) {
-    if (signal?.aborted) return stopped(attempt);
+    if (signal?.aborted) return fire.stopped(attempt);
     const hold = guard ? await guard.acquire(attempt) : undefined;
     if (hold && !hold.ok) {
       const event = hold.outcome === 'duplicate' ? 'duplicate-suppressed' : hold.outcome;
-      emit({ event, terminal: true, attempt, err: hold.message });
-      return finish(hold.outcome, { message: hold.message });
+      fire.emit({ event, terminal: true, attempt, err: hold.message });
+      return fire.finish(hold.outcome, hold.message);
     }
-    lastToken = hold?.fencingToken ?? lastToken;
+    fire.lastToken = hold?.fencingToken ?? fire.lastToken;
     const missing =
       input.job.command !== undefined
         ? deps.command === undefined && 'command jobs need a command runner, and none was given'
         : deps.transport === undefined && 'HTTP jobs need a transport, and none was given';
     if (missing) {
-      await hold?.release();
-      const message = missing;
-      emit({ event: 'internal-error', terminal: true, attempt, err: message });
-      return finish('internal-error', { message });
+      if (hold) await hold.release();
+      fire.emit({ event: 'internal-error', terminal: true, attempt, err: missing });
+      return fire.finish('internal-error', missing);
     }
-    emit({
-      event: 'attempt',
-      terminal: false,
-      attempt,
-      ...(hold?.fencingToken !== undefined ? { fencingToken: hold.fencingToken } : {}),
-    });
+    const started: FireEvent = { event: 'attempt', terminal: false, attempt };
+    if (hold?.fencingToken !== undefined) started.fencingToken = hold.fencingToken;
+    fire.emit(started);
     const attemptStart = clock.now();
-    sent = attempt;
+    fire.sent = attempt;
     const call: AttemptCall = {
       attempt,
       fencingToken: hold?.fencingToken,
-      signal: anySignal([signal, hold?.lost]),
-      stopped: () => signal?.aborted === true,
+      signal: anySignal(signal, hold?.lost),
+      stopped: fire.isStopped,
     };
     let end: AttemptEnd;
     try {
       end =
         deps.command !== undefined && input.job.command !== undefined
           ? await runCommand(input, deps.command, call)
-          : await sendHttp(input, { transport: deps.transport as Transport, clock }, call);
+          : await sendHttp(input, http ?? { transport: deps.transport as Transport, clock }, call);
     } catch (err) {
-      await hold?.release();
+      if (hold) await hold.release();
       throw err;
     }
     const durationMs = clock.now() - attemptStart;
-    if (end.status !== undefined) lastStatus = end.status;
-    if (end.bodyExcerpt !== undefined) lastExcerpt = end.bodyExcerpt;
+    if (end.status !== undefined) fire.lastStatus = end.status;
+    if (end.bodyExcerpt !== undefined) fire.lastExcerpt = end.bodyExcerpt;
     if (end.cls === 'aborted') {
-      await hold?.release();
-      return stopped(attempt);
+      if (hold) await hold.release();
+      return fire.stopped(attempt);
     }
-    const { cls, status, bodyExcerpt: excerpt, err } = end;
-    const base = {
-      attempt,
-      durationMs,
-      ...(status !== undefined ? { status } : {}),
-      ...(err ? { err } : {}),
-      ...(end.traceparent !== undefined ? { traceparent: end.traceparent } : {}),
-      ...(excerpt !== undefined ? { responseBody: excerpt } : {}),
-    };
+    const { cls, status } = end;
     const last = attempt === policy.retries.max_attempts;
     const ending: EndingAttempt['outcome'] | undefined =
       cls === 'success'
@@ -220,50 +262,49 @@ export async function runFire(input: FireInput, deps: FireDeps): Promise<FireRes
             ? 'retries-exhausted'
             : undefined;
     // record before release (SPEC §9 item 4): the next holder of the lock must see this outcome
-    const recordError =
-      ending === undefined
-        ? undefined
-        : await record({ outcome: ending, attempt, ...(status !== undefined ? { status } : {}) });
-    await hold?.release();
+    let recordError: string | undefined;
+    if (ending !== undefined && deps.record) {
+      const e: EndingAttempt = { outcome: ending, attempt };
+      if (status !== undefined) e.status = status;
+      recordError = await fire.record(e);
+    }
+    if (hold) await hold.release();
     if (recordError !== undefined) {
-      emit({ event: 'record-failed', terminal: false, attempt, err: recordError });
+      fire.emit({ event: 'record-failed', terminal: false, attempt, err: recordError });
     }
     if (cls === 'success' && end.duplicate) {
       // the app had this run key already (its runOnce answered with the stored result): the key
       // is done — recorded as such above, so it is not sent again — and nothing ran twice
       const message = `the app answered ${RUN_ONCE_HEADER}: duplicate (the run key had already succeeded there)`;
-      emit({ event: 'duplicate-suppressed', terminal: true, ...base, err: message });
-      return finish('duplicate', { message });
+      const e = attemptEvent('duplicate-suppressed', true, attempt, durationMs, end, false);
+      e.err = message;
+      fire.emit(e);
+      return fire.finish('duplicate', message);
     }
     if (cls === 'success') {
-      emit({ event: 'success', terminal: true, ...base });
-      return finish('success');
+      fire.emit(attemptEvent('success', true, attempt, durationMs, end, false));
+      return fire.finish('success');
     }
     if (!isRetryable(cls)) {
-      emit({
-        event: 'app-rejected',
-        terminal: true,
-        ...base,
-        ...(excerpt !== undefined ? { bodyExcerpt: excerpt } : {}),
-      });
-      return finish('app-rejected');
+      fire.emit(attemptEvent('app-rejected', true, attempt, durationMs, end, true));
+      return fire.finish('app-rejected');
     }
     const sleep = last ? undefined : backoffSeconds(attempt, policy.retries);
-    emit({
-      event: cls === 'server-error' ? 'server-error' : 'attempt-failed',
-      terminal: false,
-      ...base,
-      ...(excerpt !== undefined ? { bodyExcerpt: excerpt } : {}),
-      ...(sleep !== undefined ? { backoffSeconds: sleep } : {}),
-    });
+    const failed = attemptEvent(
+      cls === 'server-error' ? 'server-error' : 'attempt-failed',
+      false,
+      attempt,
+      durationMs,
+      end,
+      true,
+    );
+    if (sleep !== undefined) failed.backoffSeconds = sleep;
+    fire.emit(failed);
     if (last) break;
-    if (!(await clock.sleep((sleep as number) * 1000, signal))) return stopped(attempt + 1);
+    if (!(await clock.sleep((sleep as number) * 1000, signal))) return fire.stopped(attempt + 1);
   }
-  emit({
-    event: 'retries-exhausted',
-    terminal: true,
-    attempt: sent,
-    ...(lastStatus !== null ? { status: lastStatus } : {}),
-  });
-  return finish('retries-exhausted');
+  const exhausted: FireEvent = { event: 'retries-exhausted', terminal: true, attempt: fire.sent };
+  if (fire.lastStatus !== null) exhausted.status = fire.lastStatus;
+  fire.emit(exhausted);
+  return fire.finish('retries-exhausted');
 }

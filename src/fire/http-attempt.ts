@@ -16,6 +16,13 @@ import { requestTarget } from './url-target.js';
 
 const INJECTED = new Set(Object.values(TRIGGER_HEADERS).map((h) => h.toLowerCase()));
 
+/** Copies the headers a job may set (not the injected ones) into `to`. */
+function copyHeaders(from: Readonly<Record<string, string>>, to: Record<string, string>): void {
+  for (const name in from) {
+    if (!INJECTED.has(name.toLowerCase())) to[name] = from[name] as string;
+  }
+}
+
 /**
  * Headers of one attempt: static headers first, then those from secrets
  * (`request.headers_from_secrets`, resolved by the caller), then the injected ones, which win.
@@ -29,11 +36,8 @@ export function attemptHeaders(
   const request = input.job.request;
   if (request === undefined) throw new Error(`job ${input.job.name} has no request`);
   const headers: Record<string, string> = {};
-  for (const source of [request.headers, input.headerSecrets ?? {}]) {
-    for (const [name, value] of Object.entries(source)) {
-      if (!INJECTED.has(name.toLowerCase())) headers[name] = value;
-    }
-  }
+  copyHeaders(request.headers, headers);
+  if (input.headerSecrets !== undefined) copyHeaders(input.headerSecrets, headers);
   const seconds = (ms: number): string => String(Math.floor(ms / 1000));
   headers[TRIGGER_HEADERS.runId] = input.runId;
   headers[TRIGGER_HEADERS.runKey] = input.runKey;

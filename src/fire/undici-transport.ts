@@ -103,12 +103,10 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.armDeadline();
     if (this.settled) return;
     const body = request.body === '' ? null : Buffer.from(request.body, 'utf8');
-    const port = target.port === '' ? '' : `:${target.port}`;
-    const host = target.hostname.includes(':') ? `[${target.hostname}]` : target.hostname;
     try {
       agent.dispatch(
         {
-          origin: `${target.protocol}//${host}${port}`,
+          origin: target.origin,
           path: target.path,
           method: request.method,
           headers: requestHeaders(target, request, body?.length ?? 0),

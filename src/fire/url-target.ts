@@ -15,6 +15,8 @@ export interface UrlTarget {
   host: string;
   /** The request target: path and query. */
   path: string;
+  /** `protocol//host` (IPv6 in brackets, a non-default port): what a connection pool is keyed by. */
+  origin: string;
   /**
    * `user:password` (decoded) when the URL carries them: manifests forbid it, the transport
    * still sends it as Basic authorization, as `http.request` does for such a URL.
@@ -41,6 +43,7 @@ function parse(url: string): (Omit<UrlTarget, 'protocol'> & { protocol: string }
     port: u.port,
     host: u.host,
     path: `${u.pathname}${u.search}`,
+    origin: `${u.protocol}//${u.host}`,
   };
   if (u.username !== '' || u.password !== '')
     target.auth = `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   backoffSchedule,
@@ -111,6 +112,28 @@ describe('ids', () => {
     expect(uuidv7Time(id)).toBe(t);
     expect(uuidv7(t + 1) > uuidv7(t, new Uint8Array(10).fill(255))).toBe(true);
     expect(new Set(Array.from({ length: 1000 }, () => uuidv7(t))).size).toBe(1000);
+  });
+
+  it('ids written byte by byte equal the string-built reference, for random times and bytes', () => {
+    const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
+    for (let i = 0; i < 2000; i++) {
+      const ms = Math.floor(Math.random() * 2 ** 48);
+      const rand = randomBytes(10);
+      const span = randomBytes(8);
+      const b = Buffer.alloc(16);
+      b.writeUIntBE(ms, 0, 6);
+      rand.copy(b, 6);
+      b[6] = 0x70 | ((b[6] as number) & 0x0f);
+      b[8] = 0x80 | ((b[8] as number) & 0x3f);
+      const h = hex(b);
+      const expected = `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+      const id = uuidv7(ms, rand);
+      expect(id).toBe(expected);
+      expect(uuidv7Time(id)).toBe(ms);
+      expect(traceparent(id, span)).toBe(`00-${h}-${hex(span)}-01`);
+    }
+    // a run id of another form (tests, imports) keeps the old derivation
+    expect(traceparent('run-1', new Uint8Array(8).fill(255))).toBe('00-run1-ffffffffffffffff-01');
   });
 
   it('traceparent derives the trace id from the run id', () => {

@@ -6,6 +6,7 @@ import { parseHost, publicUrlHost } from '../../http/hosts.js';
 import { ServeError, startDaemon } from '../../http/serve.js';
 import { ssoOptions, type SsoFlags } from './sso-options.js';
 import { BatchedLog } from '../../io/batched-log.js';
+import { jsonLine, type LineLevel } from '../../io/json-line.js';
 import { logFormatOf, prettyDestination } from '../../io/pretty-log.js';
 import { systemdNotifier } from '../../io/systemd-notify.js';
 import { daemonTracer, traceRuns } from './serve-tracing.js';
@@ -125,7 +126,7 @@ export async function serveCommand(manifests: string[], o: ServeCliOptions): Pro
       ...sso,
       retentionDays,
       onEvents: (events) => {
-        logEvents(events, log);
+        logEvents(events, log, format === 'pretty' ? null : destination);
         if (tracer !== null) traceRuns(tracer, events, () => daemon?.scheduler.metrics.registry);
       },
       ...(o.initLedger ? { initLedger: true } : {}),
@@ -259,33 +260,45 @@ function accessOptions(o: ServeCliOptions):
 }
 
 /** Logs the scheduler's events as JSON lines (attached before start-up recovery runs). */
-function logEvents(events: Scheduler['events'], log: Logger): void {
-  events.on('run-ended', (r) =>
-    log[
+function logEvents(
+  events: Scheduler['events'],
+  log: Logger,
+  destination: { write(line: string): boolean } | null,
+): void {
+  // the two lines of every run go straight to the JSON destination, as pino would write them
+  // (src/io/json-line.ts: a burst of 10,000 runs logs 20,000 of them); pretty output via pino
+  const runLine = (level: LineLevel, fields: Record<string, unknown>, msg: string): void => {
+    if (!log.isLevelEnabled(level)) return;
+    if (destination === null) log[level](fields, msg);
+    else destination.write(jsonLine(level, new Date().toISOString(), fields, msg));
+  };
+  events.on('run-ended', (r) => {
+    const fields: Record<string, unknown> = {
+      event: 'run-ended',
+      app: r.app,
+      job: r.job,
+      run_id: r.id,
+      run_key: r.runKey,
+      trigger: r.trigger,
+      outcome: r.outcome,
+      attempts: r.attempts,
+      status: r.lastStatus,
+    };
+    if (r.error !== null) fields['err'] = r.error;
+    runLine(
       r.outcome === 'success' ||
-      r.outcome === 'duplicate' ||
-      r.outcome === 'skipped' ||
-      r.outcome === 'queue_full'
+        r.outcome === 'duplicate' ||
+        r.outcome === 'skipped' ||
+        r.outcome === 'queue_full'
         ? 'info'
-        : 'warn'
-    ](
-      {
-        event: 'run-ended',
-        app: r.app,
-        job: r.job,
-        run_id: r.id,
-        run_key: r.runKey,
-        trigger: r.trigger,
-        outcome: r.outcome,
-        attempts: r.attempts,
-        status: r.lastStatus,
-        ...(r.error !== null ? { err: r.error } : {}),
-      },
+        : 'warn',
+      fields,
       `${r.app}/${r.job} ${r.outcome}`,
-    ),
-  );
+    );
+  });
   events.on('run-started', (r) =>
-    log.info(
+    runLine(
+      'info',
       {
         event: 'run-started',
         app: r.app,

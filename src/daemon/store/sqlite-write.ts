@@ -8,7 +8,15 @@ import { claimsInstant } from './claims.js';
 import type { SqliteBackfills } from './sqlite-backfills.js';
 import type { SqliteIdempotency } from './sqlite-idempotency.js';
 import type { SqliteSkips } from './sqlite-skips.js';
-import { endedRow, fromRow, insertParams, logText, toRun, type Prepared, type Row } from './sqlite-sql.js';
+import {
+  endedRow,
+  fromRow,
+  insertParams,
+  logText,
+  toRun,
+  type Prepared,
+  type Row,
+} from './sqlite-sql.js';
 import type { EndPatch, LedgerOp, LedgerResult, NewRun, RunRecord } from './types.js';
 
 /** Applies ledger ops with the store's prepared statements. */
