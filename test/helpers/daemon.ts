@@ -138,10 +138,22 @@ export async function startTestDaemon(
     waitEnded(n, timeoutMs = 10_000) {
       if (ended.length >= n) return Promise.resolve(ended);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`only ${ended.length} of ${n} runs ended`)),
-          timeoutMs,
-        );
+        // on a timeout, what the ledger holds says where the runs stopped (never planned,
+        // planned and not launched, running): a rare stall is then diagnosable from CI's log
+        const timer = setTimeout(() => {
+          const said = `only ${ended.length} of ${n} runs ended`;
+          void store
+            .listRuns({ limit: 10 })
+            .then((runs) =>
+              runs
+                .map((r) => `${r.app}/${r.job} ${r.trigger} ${r.phase}/${r.outcome ?? '-'}`)
+                .join('; '),
+            )
+            .catch((err: Error) => `(ledger unreadable: ${err.message})`)
+            .then((held) =>
+              reject(new Error(`${said}; the ledger's newest runs: ${held || 'none'}`)),
+            );
+        }, timeoutMs);
         waiters.push({ n, resolve: () => (clearTimeout(timer), resolve(ended)) });
       });
     },
