@@ -202,8 +202,8 @@ export async function runFire(input: FireInput, deps: FireDeps): Promise<FireRes
   const { clock, guard, signal } = deps;
   const policy = input.job.policy;
   const fire = new Fire(deps, signal);
-  const http =
-    input.job.command === undefined ? { transport: deps.transport as Transport, clock } : null;
+  // the transport and clock of every HTTP attempt: one object per fire, not per attempt
+  const http = { transport: deps.transport as Transport, clock };
 
   for (let attempt = 1; attempt <= policy.retries.max_attempts; attempt++) {
     if (signal?.aborted) return fire.stopped(attempt);
@@ -239,7 +239,7 @@ export async function runFire(input: FireInput, deps: FireDeps): Promise<FireRes
       end =
         deps.command !== undefined && input.job.command !== undefined
           ? await runCommand(input, deps.command, call)
-          : await sendHttp(input, http ?? { transport: deps.transport as Transport, clock }, call);
+          : await sendHttp(input, http, call);
     } catch (err) {
       if (hold) await hold.release();
       throw err;

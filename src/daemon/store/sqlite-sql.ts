@@ -3,6 +3,7 @@
  * statement, prepared once the schema exists, and how a row becomes a {@link RunRecord}.
  */
 import type Database from 'better-sqlite3';
+import { RUN_INSERT_COLUMNS, runInsertValues } from './record.js';
 import type { RunParams } from './run-types.js';
 import type { AttemptLogEntry, JobRef, NewRun, RunFilter, RunRecord } from './types.js';
 
@@ -14,45 +15,11 @@ export const RUN_COLUMNS = `seq, id, run_key AS runKey, app, job, schedule_index
   exit_code AS exitCode, clock_skew_ms AS clockSkewMs, lateness_ms AS latenessMs,
   fencing_token AS fencingToken, params`;
 
-export const INSERT_RUN = `INSERT INTO runs (id, run_key, app, job, schedule_index, scheduled_time,
-  "trigger", phase, outcome, attempts, last_status, created_at, started_at, ended_at, due_at,
-  error, attempt_log, output_truncated, output_lost, host, exit_code, clock_skew_ms, lateness_ms,
-  fencing_token)
+export const INSERT_RUN = `INSERT INTO runs (${RUN_INSERT_COLUMNS})
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
-/**
- * The parameters of {@link INSERT_RUN} for a new run (host fields null for daemon runs), in
- * column order: positional, as better-sqlite3 binds them by index instead of looking each name
- * up on an object (a plan-ahead of 10,000 rows: ~3× faster to insert, BENCHMARKS.md).
- */
-export function insertParams(row: NewRun): unknown[] {
-  return [
-    row.id,
-    row.runKey,
-    row.app,
-    row.job,
-    row.scheduleIndex,
-    row.scheduledTime,
-    row.trigger,
-    row.phase,
-    row.outcome,
-    row.attempts,
-    row.lastStatus,
-    row.createdAt,
-    row.startedAt,
-    row.endedAt,
-    row.dueAt,
-    row.error,
-    logText(row.attemptLog),
-    row.outputTruncated ? 1 : 0,
-    row.outputLost,
-    row.host ?? null,
-    row.exitCode ?? null,
-    row.clockSkewMs ?? null,
-    row.latenessMs ?? null,
-    row.fencingToken ?? null,
-  ];
-}
+/** The parameters of {@link INSERT_RUN} for a new run, by position (SQLite: the flag as 0/1). */
+export const insertParams = (row: NewRun): unknown[] => runInsertValues(row, (b) => (b ? 1 : 0));
 
 /** List filters and their conditions, in a fixed order (keys of a statement cache). */
 export const FILTER_CONDITIONS: readonly (readonly [keyof RunFilter, string])[] = [
@@ -141,8 +108,8 @@ export const fromRow = (row: Row): RunRecord => toRun(row, parseLog(row.attemptL
 
 /** {@link fromRow} with the run's attempt log already in hand (a run end just wrote it). */
 export function toRun(row: Row, attemptLog: AttemptLogEntry[]): RunRecord {
-  const run: RunRecord = {
-    seq: row.seq,
+  // the field order and the always-present `params` of `withSeq` (record.ts): one map for all
+  return {
     id: row.id,
     runKey: row.runKey,
     app: row.app,
@@ -162,14 +129,14 @@ export function toRun(row: Row, attemptLog: AttemptLogEntry[]): RunRecord {
     attemptLog,
     outputTruncated: row.outputTruncated === 1,
     outputLost: row.outputLost,
+    seq: row.seq,
     host: row.host,
     exitCode: row.exitCode,
     clockSkewMs: row.clockSkewMs,
     latenessMs: row.latenessMs,
     fencingToken: row.fencingToken,
+    params: row.params ? (JSON.parse(row.params) as RunParams) : undefined,
   };
-  if (row.params) run.params = JSON.parse(row.params) as RunParams;
-  return run;
 }
 
 /**

@@ -13,7 +13,7 @@ import {
   type ReportResult,
   type ReportWrite,
 } from '../host-types.js';
-import { withSeq } from '../record.js';
+import { RUN_INSERT_COLUMNS, runInsertValues, withSeq } from '../record.js';
 import type { JobRef, RunRecord } from '../types.js';
 import { fromPgRow, PG_RUN_COLUMNS } from './write.js';
 
@@ -28,9 +28,7 @@ WHERE id = $1 AND (phase <> 'ended'
 RETURNING ${PG_RUN_COLUMNS}`;
 
 const INSERT_SQL = `
-INSERT INTO runs (id, run_key, app, job, schedule_index, scheduled_time, "trigger", phase,
-  outcome, attempts, last_status, created_at, started_at, ended_at, due_at, error, attempt_log,
-  output_truncated, output_lost, host, exit_code, clock_skew_ms, lateness_ms, fencing_token)
+INSERT INTO runs (${RUN_INSERT_COLUMNS})
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17::jsonb, $18,
   $19, $20, $21, $22, $23, $24)
 ON CONFLICT (id) DO NOTHING
@@ -106,32 +104,7 @@ async function recordOne(client: pg.PoolClient, w: ReportWrite): Promise<ReportR
     }
   }
   const row = reportRow(w);
-  const { rows } = await client.query<{ seq: number }>(INSERT_SQL, [
-    row.id,
-    row.runKey,
-    row.app,
-    row.job,
-    row.scheduleIndex,
-    row.scheduledTime,
-    row.trigger,
-    row.phase,
-    row.outcome,
-    row.attempts,
-    row.lastStatus,
-    row.createdAt,
-    row.startedAt,
-    row.endedAt,
-    row.dueAt,
-    row.error,
-    row.attemptLog.length === 0 ? null : JSON.stringify(row.attemptLog),
-    row.outputTruncated,
-    row.outputLost,
-    row.host,
-    row.exitCode,
-    row.clockSkewMs,
-    row.latenessMs,
-    row.fencingToken,
-  ]);
+  const { rows } = await client.query<{ seq: number }>(INSERT_SQL, runInsertValues(row));
   if (!rows[0]) {
     // the same report recorded at once by another replica
     const run = await getRun(client, r.id);
