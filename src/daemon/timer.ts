@@ -95,8 +95,10 @@ export class TimerLoop {
   private async run(): Promise<void> {
     const { clock } = this;
     while (!this.stopping) {
+      await this.handlers.onTurn?.(clock.now());
+      // read after the housekeeping: a sleep measured from before it (an hourly prune of a
+      // large ledger can take seconds) would wake that much past its deadline
       const now = clock.now();
-      await this.handlers.onTurn?.(now);
       const next = this.heap.peek();
       const ahead = this.handlers.onPlan ? (this.handlers.lookaheadMs ?? 0) : 0;
       if (ahead > 0 && plannable(next) && next.at - now <= ahead && next.at > now) {
