@@ -57,6 +57,9 @@ export class TimerLoop {
   private wake = new AbortController();
   private stopping = false;
   private loop: Promise<void> | undefined;
+  /** True while a turn is under way (not waiting on the clock, not stopped). */
+  private turning = false;
+  private resting: (() => void)[] = [];
 
   constructor(
     private readonly clock: Clock,
@@ -92,8 +95,32 @@ export class TimerLoop {
     await this.loop;
   }
 
+  /**
+   * Resolves once the loop waits on the clock (or has stopped): no turn is under way. A test
+   * that moves a fake clock waits for this between wake-ups, so a turn that does I/O (a
+   * PostgreSQL write, a prune) ends at the time it began instead of the clock running past it.
+   */
+  whenAsleep(): Promise<void> {
+    if (!this.turning) return Promise.resolve();
+    return new Promise((resolve) => this.resting.push(resolve));
+  }
+
+  private rest(): void {
+    this.turning = false;
+    for (const resolve of this.resting.splice(0)) resolve();
+  }
+
   private async run(): Promise<void> {
+    try {
+      await this.turns();
+    } finally {
+      this.rest();
+    }
+  }
+
+  private async turns(): Promise<void> {
     const { clock } = this;
+    this.turning = true;
     while (!this.stopping) {
       await this.handlers.onTurn?.(clock.now());
       // read after the housekeeping: a sleep measured from before it (an hourly prune of a
@@ -120,7 +147,9 @@ export class TimerLoop {
       if (wait > 0) {
         this.wake = new AbortController();
         const sleep = Math.min(wait, MAX_SLEEP_MS);
+        this.rest();
         const completed = await clock.sleep(sleep, this.wake.signal);
+        this.turning = true;
         const woke = clock.now();
         if (completed && Math.abs(woke - (now + sleep)) > 1000)
           this.events.emit('timer-drift', { expected: now + sleep, actual: woke });
@@ -135,7 +164,9 @@ export class TimerLoop {
           msg: 'scheduler turn failed',
           err: (err as Error).message,
         });
+        this.rest();
         await clock.sleep(1000);
+        this.turning = true;
       }
     }
   }

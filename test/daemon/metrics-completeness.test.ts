@@ -43,7 +43,7 @@ it('per job over the last 24 h: many jobs, hours rolling out of the window, capp
         if (f < i % 5) m.runEnded(`a/j${i}`, ended(at, 'success'));
       }
   // failures are expected fires that did not succeed; a success with no expected fire counts
-  m.runEnded('a/j0', ended(T0, 'failed'));
+  m.runEnded('a/j0', ended(T0, 'retries_exhausted'));
   m.runEnded('b/only-success', ended(T0, 'success'));
   m.expected('c/over', T0);
   m.runEnded('c/over', ended(T0, 'success'));
@@ -69,7 +69,7 @@ it('per job over the last 24 h: many jobs, hours rolling out of the window, capp
   m.runEnded('a/j2', ended(T0 + 24 * HOUR, 'success'));
   expect((await ratios(m)).get('a/j2')).toBe(5 / 9); // 4 of 8, and 1 of 1
   m.expected('a/j2', T0);
-  m.runEnded('a/j2', ended(T0, 'failed'));
+  m.runEnded('a/j2', ended(T0, 'retries_exhausted'));
   expect((await ratios(m)).get('a/j2')).toBe(5 / 9);
 
   now = T0 + 30 * HOUR;

@@ -18,7 +18,7 @@ import { createCommandRunner } from '../../src/fire/command-runner.js';
 import { createHttpTransport } from '../../src/fire/http-transport.js';
 import type { Clock } from '../../src/fire/types.js';
 import { RunLogs } from '../../src/daemon/run-logs.js';
-import { settle } from './manual-clock.js';
+import { ManualClock, settle } from './manual-clock.js';
 import { dropSchema, PG_URL, pgQuery, schemaName, withSchema } from './pg.js';
 
 /** The ledgers the scheduler's tests run on. */
@@ -128,6 +128,8 @@ export async function startTestDaemon(
     for (const w of waiters.filter((w) => ended.length >= w.n)) w.resolve();
   });
   await scheduler.start(manifests);
+  // time moves on only between the loop's turns (see ManualClock.between)
+  if (clock instanceof ManualClock) clock.between = () => scheduler.timer.whenAsleep();
   return {
     scheduler,
     store,
@@ -162,6 +164,7 @@ export async function startTestDaemon(
         await settle(3);
         await scheduler.ledger.idle();
         await scheduler.pipeline.settled();
+        await scheduler.timer.whenAsleep();
       }
     },
     async stop() {

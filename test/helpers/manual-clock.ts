@@ -6,6 +6,12 @@ import type { Clock } from '../../src/fire/types.js';
  */
 export class ManualClock implements Clock {
   private sleepers: { until: number; resolve: (v: boolean) => void }[] = [];
+  /**
+   * Awaited after each wake-up before time moves on (default: nothing more than settling). A
+   * daemon test sets it to "the scheduler's loop is asleep again", so a turn that waits for
+   * real I/O (a PostgreSQL write) is over before the clock passes the next deadline.
+   */
+  between: (() => Promise<void>) | undefined;
   constructor(public t: number) {}
   now(): number {
     return this.t;
@@ -37,9 +43,11 @@ export class ManualClock implements Clock {
       this.sleepers = this.sleepers.filter((s) => s !== next);
       next.resolve(true);
       await settle();
+      await this.between?.();
     }
     this.t = target;
     await settle();
+    await this.between?.();
   }
 }
 
