@@ -143,8 +143,8 @@ export function systems(pgUrl?: string): System[] {
     peer('floor: http.request keep-alive', 'floor-http.mjs', () => 2500),
     peer('floor: undici Agent.request', 'floor-undici.mjs', () => 2500),
     peer('durable floor: + rows, signing, logs', 'floor-durable.mjs', () => 2500),
-    peer('croner 11 + undici', 'peer-croner.mjs', (n) => (n >= 10_000 ? 5000 : 3000)),
-    peer('node-cron 4.6 + undici', 'peer-node-cron.mjs', (n) => (n >= 10_000 ? 5000 : 3000)),
+    peer('croner 11 + undici', 'peer-croner.mjs', (n) => (n >= 10_000 ? 8000 : 3000)),
+    peer('node-cron 4.6 + undici', 'peer-node-cron.mjs', (n) => (n >= 10_000 ? 8000 : 3000)),
     peer('BullMQ 6.7 job schedulers', 'peer-bullmq.mjs', (n) => (n >= 10_000 ? 30_000 : 8000), [
       process.env['CRONIX_BENCH_REDIS_URL'] ?? 'redis://127.0.0.1:6379',
     ]),
