@@ -42,7 +42,8 @@ it('per job over the last 24 h: many jobs, hours rolling out of the window, capp
         m.expected(`a/j${i}`, at);
         if (f < i % 5) m.runEnded(`a/j${i}`, ended(at, 'success'));
       }
-  // failures are expected fires that did not succeed; a success with no expected fire counts
+  // a failure is an expected fire that did not succeed; a success with no expected fire gives
+  // the job no value; more successes than expected fires count as all of them
   m.runEnded('a/j0', ended(T0, 'retries_exhausted'));
   m.runEnded('b/only-success', ended(T0, 'success'));
   m.expected('c/over', T0);
@@ -51,7 +52,8 @@ it('per job over the last 24 h: many jobs, hours rolling out of the window, capp
   now = T0 + 3 * HOUR;
   let r = await ratios(m);
   expect(r.size).toBe(301); // b/only-success has nothing expected: no value
-  for (const i of [0, 1, 63, 64, 65, 199, 299]) expect(r.get(`a/j${i}`)).toBe(Math.min(4, i % 5) / 4);
+  for (const i of [0, 1, 63, 64, 65, 199, 299])
+    expect(r.get(`a/j${i}`)).toBe(Math.min(4, i % 5) / 4);
   expect(r.get('c/over')).toBe(1);
 
   // 24 h after the first hour, that hour has left the window; one more hour, the second
@@ -60,7 +62,7 @@ it('per job over the last 24 h: many jobs, hours rolling out of the window, capp
   m.runEnded('a/j4', ended(T0 + 24 * HOUR, 'success'));
   r = await ratios(m);
   expect(r.get('a/j1')).toBe(1 / 4); // hours 1 and 2 left: 2 of 8
-  expect(r.get('a/j4')).toBe(1); // 4 of 8 from hours 1, 2 and 1 of 1 from hour 24: 9 of 9
+  expect(r.get('a/j4')).toBe(1); // 8 of 8 from hours 1 and 2, 1 of 1 from hour 24
   expect(r.has('c/over')).toBe(false); // all its fires were in hour 0
 
   // a late fire for an hour whose slot already holds a newer hour is outside the window: it
