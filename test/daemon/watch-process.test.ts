@@ -193,7 +193,9 @@ describe('serve --watch (real process)', () => {
       start_url: string;
     };
     const post = async (u: string) => {
-      const res = await fetch(u, { method: 'POST' });
+      // a connection per ping: the synchronous `cronix` runs between them block this process
+      // past the server's keep-alive timeout, and a reused socket it has closed fails the fetch
+      const res = await fetch(u, { method: 'POST', headers: { connection: 'close' } });
       return { status: res.status, json: (await res.json()) as Run };
     };
     const s = await post(`${startUrl}&host=cron-box`);

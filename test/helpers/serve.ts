@@ -135,7 +135,13 @@ export async function api(
 ): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await fetch(`${s.url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
+    // a connection per call: a test that blocks between calls (a synchronous `cronix` run) would
+    // otherwise send on a kept-alive socket the server has closed meanwhile ("other side closed")
+    headers: {
+      authorization: `Bearer ${s.token}`,
+      'content-type': 'application/json',
+      connection: 'close',
+    },
     ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
   });
   const text = await res.text();
