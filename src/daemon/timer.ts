@@ -110,6 +110,16 @@ export class TimerLoop {
     for (const resolve of this.resting.splice(0)) resolve();
   }
 
+  /** The loop's only wait on the clock: no turn is under way while it lasts. */
+  private async nap(ms: number, signal?: AbortSignal): Promise<boolean> {
+    this.rest();
+    try {
+      return await this.clock.sleep(ms, signal);
+    } finally {
+      this.turning = true;
+    }
+  }
+
   private async run(): Promise<void> {
     try {
       await this.turns();
@@ -147,9 +157,7 @@ export class TimerLoop {
       if (wait > 0) {
         this.wake = new AbortController();
         const sleep = Math.min(wait, MAX_SLEEP_MS);
-        this.rest();
-        const completed = await clock.sleep(sleep, this.wake.signal);
-        this.turning = true;
+        const completed = await this.nap(sleep, this.wake.signal);
         const woke = clock.now();
         if (completed && Math.abs(woke - (now + sleep)) > 1000)
           this.events.emit('timer-drift', { expected: now + sleep, actual: woke });
@@ -164,9 +172,7 @@ export class TimerLoop {
           msg: 'scheduler turn failed',
           err: (err as Error).message,
         });
-        this.rest();
-        await clock.sleep(1000);
-        this.turning = true;
+        await this.nap(1000);
       }
     }
   }
