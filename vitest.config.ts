@@ -133,6 +133,11 @@ export default defineConfig({
           name: 'slow',
           include: SLOW,
           maxWorkers: 3,
+          // Bounds, not timings: these tests start processes and browsers beside the duplicate
+          // stress's two busy cores; CI once took more than 30 s for a browser test that takes
+          // 1 s alone.
+          testTimeout: 90_000,
+          hookTimeout: 90_000,
           sequence: { groupOrder: 1 },
         },
       },

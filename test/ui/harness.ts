@@ -50,12 +50,16 @@ export async function launchBrowser(): Promise<Browser> {
 export const VIEWER_ZONE = 'America/Los_Angeles';
 
 /** A fresh browser context (own cookies) in the viewer's zone. */
-export function newContext(browser: Browser): Promise<BrowserContext> {
-  return browser.newContext({
+export async function newContext(browser: Browser): Promise<BrowserContext> {
+  const context = await browser.newContext({
     timezoneId: VIEWER_ZONE,
     locale: 'en-GB',
     viewport: { width: 1400, height: 900 },
   });
+  // A wait that never ends fails on its own after 30 s, naming the locator, before the slow
+  // project's 90-s test timeout (which would only say the test timed out).
+  context.setDefaultTimeout(30_000);
+  return context;
 }
 
 /** A page that records its console errors and the URLs it requested. */
