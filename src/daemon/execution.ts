@@ -12,6 +12,7 @@
  * daemon's successor can stop it.
  */
 import type { Clock, CommandRunner, Transport } from '../fire/types.js';
+import { Stop, type StopSignal } from '../fire/stop.js';
 import type { DaemonEmitter } from './events.js';
 import { execute, type ExecuteCommand, type ExecuteDeps } from './executor.js';
 import type { RunGuard } from './global-locks.js';
@@ -42,7 +43,7 @@ export interface ExecutionDeps {
   /** Resolved secret values of a job; the first signs. */
   secretsFor(job: RegisteredJob): readonly string[];
   /** The per-attempt guard of a run (the global lock of `concurrency_scope: global`). */
-  guardFor?(job: RegisteredJob, runKey: string, signal: AbortSignal): RunGuard | undefined;
+  guardFor?(job: RegisteredJob, runKey: string, signal: StopSignal): RunGuard | undefined;
   leader?: LeaderCheck;
   /** Command jobs (SPEC §11): the runner, `PATH HOME LANG TZ` of the daemon, the run logs. */
   commands?: { runner: CommandRunner; hostEnv: Readonly<Record<string, string>>; logs: RunLogs };
@@ -62,7 +63,8 @@ export interface Launch {
 
 /** See the module comment. */
 export class Execution {
-  private readonly controllers = new Map<string, AbortController>();
+  /** Each launched run's stop (see fire/stop.ts: not an `AbortController` per run). */
+  private readonly stops = new Map<string, Stop>();
   private readonly inflight = new Set<Promise<void>>();
   private readonly lastSuccess = new Map<string, number | null>();
   /** Whether {@link lastSuccess} holds every job's last success from the ledger (absent: none). */
@@ -81,10 +83,10 @@ export class Execution {
 
   /** Sends a claimed run's attempts; its end is written, then `done` is told. */
   launch(l: Launch): void {
-    const controller = new AbortController();
-    this.controllers.set(l.run.id, controller);
-    const p: Promise<void> = this.run(l, controller.signal).finally(() => {
-      this.controllers.delete(l.run.id);
+    const stop = new Stop();
+    this.stops.set(l.run.id, stop);
+    const p: Promise<void> = this.run(l, stop).finally(() => {
+      this.stops.delete(l.run.id);
       this.inflight.delete(p);
     });
     this.inflight.add(p);
@@ -92,7 +94,7 @@ export class Execution {
 
   /** Aborts a launched run's attempts (its end says why: the lane's stop reason). */
   abort(id: string): void {
-    this.controllers.get(id)?.abort();
+    this.stops.get(id)?.abort();
   }
 
   /** Runs launched and not yet ended. */
@@ -127,7 +129,7 @@ export class Execution {
       });
   }
 
-  private async run(l: Launch, signal: AbortSignal): Promise<void> {
+  private async run(l: Launch, signal: StopSignal): Promise<void> {
     const { job } = l;
     const { clock, transport, ledger } = this.deps;
     const known = this.previousSuccess(job);
@@ -201,7 +203,7 @@ function withRate(
   rates: RateLimits,
   job: RegisteredJob,
   runId: string,
-  signal: AbortSignal,
+  signal: StopSignal,
 ): Partial<RunGuard> | undefined {
   const rate = job.job.policy.rate;
   if (!rate) return inner;

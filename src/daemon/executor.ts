@@ -16,6 +16,7 @@ import {
   type FireInput,
 } from '../fire/engine.js';
 import type { Clock, CommandRunner, SpawnedProcess, Transport } from '../fire/types.js';
+import type { StopSignal } from '../fire/stop.js';
 import { redact } from '../secrets/resolve.js';
 import { ledgerOutcome } from './policy.js';
 import type { RegisteredJob } from './registry.js';
@@ -69,7 +70,7 @@ export interface ExecuteDeps {
   /** Records the fire's success under the guard's lock, before it is released. */
   record?: FireDeps['record'];
   /** Aborts the run (Replace, cancel, shutdown). */
-  signal: AbortSignal;
+  signal: StopSignal;
   /** Why the signal fired, read when the run ends `stopped`. */
   stopReason(): string | null;
   /** Told as each attempt starts (the ledger shows it in flight). */

@@ -14,6 +14,7 @@ import type { Manifest } from '../contract/manifest/types.js';
 import { lockTtlMs } from '../contract/run.js';
 import type { AttemptGuard, FireDeps } from '../fire/engine.js';
 import type { Clock } from '../fire/types.js';
+import type { StopSignal } from '../fire/stop.js';
 import { createGuard } from '../locks/guard.js';
 import { LockConfigError, LockUnavailableError } from '../locks/types.js';
 import type { RedisBackend } from '../locks/redis.js';
@@ -68,7 +69,7 @@ export class GlobalLocks {
   }
 
   /** The guard of one run; undefined for a host-scope job (the lane is its lock). */
-  for(job: RegisteredJob, runKey: string, signal: AbortSignal): RunGuard | undefined {
+  for(job: RegisteredJob, runKey: string, signal: StopSignal): RunGuard | undefined {
     if (job.policy.concurrency_scope !== 'global') return undefined;
     const key = `${job.app}.${job.job.name}`;
     const concurrency = job.policy.concurrency;

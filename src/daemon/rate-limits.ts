@@ -12,6 +12,7 @@
  * few lines and must run on the injected clock.
  */
 import type { Clock } from '../fire/types.js';
+import type { StopSignal } from '../fire/stop.js';
 
 /** See the module comment. */
 export class RateLimits {
@@ -33,7 +34,7 @@ export class RateLimits {
   }
 
   /** Resolves once an attempt of `runId` may start under `key` (or at once when aborted). */
-  take(key: string, perSecond: number, runId: string, signal: AbortSignal): Promise<void> {
+  take(key: string, perSecond: number, runId: string, signal: StopSignal): Promise<void> {
     // FIFO per key: each waits for the one before it to have started
     const mine = (this.queues.get(key) ?? Promise.resolve()).then(() =>
       this.place(key, perSecond, runId, signal),
@@ -49,7 +50,7 @@ export class RateLimits {
    * Starts at the previous start plus the interval, measured from when the previous one really
    * started (a timer that fired late on a busy loop pushes the next ones back, never bunches them).
    */
-  private async place(key: string, perSecond: number, runId: string, signal: AbortSignal) {
+  private async place(key: string, perSecond: number, runId: string, signal: StopSignal) {
     try {
       let now = this.clock.now();
       const at = this.next.get(key) ?? now;

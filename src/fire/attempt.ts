@@ -4,6 +4,7 @@
  */
 import type { AttemptClass } from '../contract/run.js';
 import type { Job } from '../contract/manifest/types.js';
+import type { StopSignal } from './stop.js';
 
 /** What to fire. */
 export interface FireInput {
@@ -37,7 +38,7 @@ export interface FireInput {
 export interface AttemptCall {
   attempt: number;
   fencingToken: number | undefined;
-  signal: AbortSignal | undefined;
+  signal: StopSignal | undefined;
   /** Whether the fire itself was stopped (as opposed to a lost hold). */
   stopped: () => boolean;
 }

@@ -10,6 +10,7 @@ import type { AttemptCall, AttemptEnd, FireInput } from './attempt.js';
 import { runCommand, type CommandDeps } from './command-attempt.js';
 import { sendHttp } from './http-attempt.js';
 import type { Clock, Transport } from './types.js';
+import { asAbortSignal, type StopSignal } from './stop.js';
 
 export type { FireInput } from './attempt.js';
 export type { CommandDeps } from './command-attempt.js';
@@ -86,7 +87,7 @@ export interface FireDeps {
   clock: Clock;
   guard?: AttemptGuard;
   /** Aborts the fire (SIGTERM in the shim; Replace/cancel in the daemon). */
-  signal?: AbortSignal;
+  signal?: StopSignal;
   onEvent?: (event: FireEvent) => void;
   /**
    * Records how the fire ended while the ending attempt's hold (the lock) is
@@ -114,12 +115,12 @@ export interface FireResult {
 
 /** The fire's signal and the hold's, as one (no array or `AbortSignal.any` for a single one). */
 function anySignal(
-  signal: AbortSignal | undefined,
+  signal: StopSignal | undefined,
   lost: AbortSignal | undefined,
-): AbortSignal | undefined {
+): StopSignal | undefined {
   if (lost === undefined) return signal;
   if (signal === undefined) return lost;
-  return AbortSignal.any([signal, lost]);
+  return AbortSignal.any([asAbortSignal(signal), lost]);
 }
 
 /** The event that ends an attempt: what it sent and what came back (no spreads: per fire). */
@@ -155,7 +156,7 @@ class Fire {
 
   constructor(
     private readonly deps: FireDeps,
-    readonly signal: AbortSignal | undefined,
+    readonly signal: StopSignal | undefined,
   ) {
     this.started = deps.clock.now();
   }

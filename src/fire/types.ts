@@ -4,6 +4,7 @@
  * tells time and sleeps. All are injected, so the shim and the daemon run the
  * same engine and tests run it on a fake clock.
  */
+import type { StopSignal } from './stop.js';
 
 /** One HTTP attempt as sent on the wire. */
 export interface TransportRequest {
@@ -22,7 +23,7 @@ export interface SendOptions {
   /** Response body bytes to keep (64 KiB); the rest is not read. */
   maxBodyBytes: number;
   /** Aborts the attempt (daemon Replace / cancel, shim SIGTERM). */
-  signal?: AbortSignal;
+  signal?: StopSignal;
 }
 
 /** What one attempt produced. Never an exception. */
@@ -61,7 +62,7 @@ export interface Clock {
   /** Epoch milliseconds. */
   now(): number;
   /** Sleeps `ms`; resolves early (false) when `signal` aborts, true otherwise. */
-  sleep(ms: number, signal?: AbortSignal): Promise<boolean>;
+  sleep(ms: number, signal?: StopSignal): Promise<boolean>;
 }
 
 /** One command attempt as the OS runs it (SPEC §11): no shell, exactly this environment. */
@@ -110,7 +111,7 @@ export interface CommandOptions {
   /** The attempt's deadline in ms from now: then its process group is stopped. */
   timeoutMs: number;
   /** Stops the attempt's process group (Replace, cancel, shutdown, SIGTERM of the shim). */
-  signal?: AbortSignal;
+  signal?: StopSignal;
   /** Where stdout and stderr go; dropped when absent. */
   output?: OutputSink;
   /** Told once the process runs, before any output. */

@@ -5,6 +5,7 @@
  * runs. The engine calls it before every attempt (SPEC §5.5, §5.8).
  */
 import type { Clock } from '../fire/types.js';
+import type { StopSignal } from '../fire/stop.js';
 import type { AttemptGuard, AttemptHold, AttemptRefusal } from '../fire/engine.js';
 import {
   LockConfigError,
@@ -44,7 +45,7 @@ export interface GuardOptions {
   /** Called when a refresh could not reach the backend (the lease still has TTL left). */
   onRefreshError?: (err: Error) => void;
   /** Stops a Replace wait early (SIGTERM, the process deadline): the fire ends `stopped`. */
-  signal?: AbortSignal;
+  signal?: StopSignal;
 }
 
 const refusal = (outcome: AttemptRefusal['outcome'], message: string): AttemptRefusal => ({

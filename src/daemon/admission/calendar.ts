@@ -19,7 +19,8 @@ const HELD: ReadonlySet<NewRun['trigger']> = new Set(['schedule', 'catchup']);
 
 /** See the module comment. */
 export class Calendar {
-  private readonly skips = new Map<number, SkipRecord>();
+  /** Made on the first skip: nearly no job has one, and an empty `Map` is ~300 bytes per job. */
+  private skips: Map<number, SkipRecord> | null = null;
   /**
    * The skip consumed last: a second schedule firing at the same instant is skipped too, and a
    * repeated `skip` of that instant answers it.
@@ -28,28 +29,28 @@ export class Calendar {
 
   /** Skips not consumed yet, by instant. */
   pending(): SkipRecord[] {
-    return [...this.skips.values()].sort((a, b) => a.at - b.at);
+    return this.skips === null ? [] : [...this.skips.values()].sort((a, b) => a.at - b.at);
   }
 
   /** The skip of instant `at`, if one is pending. */
   skipAt(at: number): SkipRecord | undefined {
-    return this.skips.get(at);
+    return this.skips?.get(at);
   }
 
   /** The skip of instant `at`, pending or the one consumed last. */
   skipOf(at: number): SkipRecord | undefined {
-    return this.skips.get(at) ?? (this.consumed?.at === at ? this.consumed : undefined);
+    return this.skips?.get(at) ?? (this.consumed?.at === at ? this.consumed : undefined);
   }
 
   add(skip: SkipRecord): void {
-    this.skips.set(skip.at, skip);
+    (this.skips ??= new Map()).set(skip.at, skip);
   }
 
   /** Consumes the skip of `at` (its fire was decided some other way, e.g. planned ahead). */
   consume(at: number): void {
-    const skip = this.skips.get(at);
+    const skip = this.skips?.get(at);
     if (!skip) return;
-    this.skips.delete(at);
+    this.skips?.delete(at);
     this.consumed = skip;
   }
 
@@ -60,7 +61,7 @@ export class Calendar {
   hold(run: NewRun, blackout: Blackout | null, consume: boolean): Hold | null {
     if (!HELD.has(run.trigger)) return null;
     const at = run.scheduledTime;
-    const skip = this.skips.get(at);
+    const skip = this.skips?.get(at);
     if (skip) {
       if (consume) this.consume(at);
       return { reason: skipReason(skip), skip: at };
