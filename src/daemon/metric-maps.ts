@@ -40,12 +40,58 @@ abstract class MapMetric implements Collectable {
 }
 
 /**
+ * Rows of `width` numbers, one per key, in one typed array that grows by doubling (a key is an
+ * offset into it). A typed array per key costs an `ArrayBuffer` and a native backing store each,
+ * ~1 KB where the numbers are a few hundred bytes, and 10,000 were allocated at a burst's first
+ * fires. Rows start at zero; there is no removal (a job's metrics outlive it, as prom-client's).
+ */
+export class KeyedRows<A extends Float64Array | Uint32Array> {
+  readonly offsets = new Map<string, number>();
+  /** Every row; read it after {@link row}, which may replace it with a grown copy. */
+  data: A;
+  constructor(
+    private readonly width: number,
+    private readonly make: (length: number) => A,
+  ) {
+    this.data = make(width * 64);
+  }
+
+  /** The offset of `key`'s row in {@link data}, made (zeros) on first use. */
+  row(key: string): number {
+    let at = this.offsets.get(key);
+    if (at === undefined) {
+      at = this.offsets.size * this.width;
+      if (at + this.width > this.data.length) {
+        const grown = this.make(this.data.length * 2);
+        grown.set(this.data);
+        this.data = grown;
+      }
+      this.offsets.set(key, at);
+    }
+    return at;
+  }
+}
+
+/**
+ * One job's counts: the first value of the second label in the cell itself, others (rare: a
+ * job's runs mostly end one way) in a map made when one comes. A map per job was ~300 bytes
+ * each, for 10,000 jobs at a burst's first fires.
+ */
+class Count {
+  more: Map<string, number> | null = null;
+  constructor(
+    readonly second: string,
+    public n: number,
+  ) {}
+}
+
+/**
  * A counter with a `job` label and, optionally, one more label whose few
  * values the caller names (`outcome`, `result`).
  */
 export class JobCounter extends MapMetric {
   readonly type = 'counter';
-  private readonly counts = new Map<string, Map<string, number>>();
+  private readonly counts = new Map<string, Count>();
   constructor(
     name: string,
     help: string,
@@ -55,15 +101,24 @@ export class JobCounter extends MapMetric {
     super(name, help, registry);
   }
   inc(job: string, second = '', by = 1): void {
-    let m = this.counts.get(job);
-    if (!m) this.counts.set(job, (m = new Map()));
-    m.set(second, (m.get(second) ?? 0) + by);
+    const c = this.counts.get(job);
+    if (!c) this.counts.set(job, new Count(second, by));
+    else if (c.second === second) c.n += by;
+    else {
+      const more = (c.more ??= new Map());
+      more.set(second, (more.get(second) ?? 0) + by);
+    }
   }
   protected values(): Value[] {
     const out: Value[] = [];
-    for (const [job, m] of this.counts)
-      for (const [v, n] of m)
-        out.push({ value: n, labels: this.second ? { job, [this.second]: v } : { job } });
+    const value = (job: string, v: string, n: number): Value => ({
+      value: n,
+      labels: this.second ? { job, [this.second]: v } : { job },
+    });
+    for (const [job, c] of this.counts) {
+      out.push(value(job, c.second, c.n));
+      for (const [v, n] of c.more ?? []) out.push(value(job, v, n));
+    }
     return out;
   }
 }
@@ -84,7 +139,7 @@ export class JobGauge extends MapMetric {
 export class JobHistogram extends MapMetric {
   readonly type = 'histogram';
   /** Per job: a count per bucket (cumulated when read), then the sum, then the count. */
-  private readonly jobs = new Map<string, Float64Array>();
+  private readonly jobs: KeyedRows<Float64Array>;
   constructor(
     name: string,
     help: string,
@@ -92,33 +147,39 @@ export class JobHistogram extends MapMetric {
     private readonly buckets: readonly number[],
   ) {
     super(name, help, registry);
+    this.jobs = new KeyedRows(buckets.length + 2, (n) => new Float64Array(n));
   }
   observe(job: string, value: number): void {
     const b = this.buckets;
-    let h = this.jobs.get(job);
-    if (!h) this.jobs.set(job, (h = new Float64Array(b.length + 2)));
+    const at = this.jobs.row(job);
+    const h = this.jobs.data;
     let i = 0;
     while (i < b.length && value > (b[i] as number)) i++;
-    if (i < b.length) h[i] = (h[i] as number) + 1;
-    h[b.length] = (h[b.length] as number) + value;
-    h[b.length + 1] = (h[b.length + 1] as number) + 1;
+    if (i < b.length) h[at + i] = (h[at + i] as number) + 1;
+    h[at + b.length] = (h[at + b.length] as number) + value;
+    h[at + b.length + 1] = (h[at + b.length + 1] as number) + 1;
   }
   protected values(): Value[] {
     const out: Value[] = [];
     const b = this.buckets;
-    for (const [job, h] of this.jobs) {
+    const h = this.jobs.data;
+    for (const [job, at] of this.jobs.offsets) {
       let cumulative = 0;
       b.forEach((le, i) => {
-        cumulative += h[i] as number;
+        cumulative += h[at + i] as number;
         out.push({
           value: cumulative,
           labels: { le: String(le), job },
           metricName: `${this.name}_bucket`,
         });
       });
-      const count = h[b.length + 1] as number;
+      const count = h[at + b.length + 1] as number;
       out.push({ value: count, labels: { le: '+Inf', job }, metricName: `${this.name}_bucket` });
-      out.push({ value: h[b.length] as number, labels: { job }, metricName: `${this.name}_sum` });
+      out.push({
+        value: h[at + b.length] as number,
+        labels: { job },
+        metricName: `${this.name}_sum`,
+      });
       out.push({ value: count, labels: { job }, metricName: `${this.name}_count` });
     }
     return out;

@@ -3,7 +3,7 @@
  * prom-client registry served at `/metrics`. The `job` label is `app/job`.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { JobCounter, JobGauge, JobHistogram } from './metric-maps.js';
+import { JobCounter, JobGauge, JobHistogram, KeyedRows } from './metric-maps.js';
 import type { NotificationRecord, RunRecord } from './store/types.js';
 
 const WINDOW_HOURS = 24;
@@ -15,34 +15,17 @@ const SLOT = 3;
 const PER_JOB = WINDOW_HOURS * SLOT;
 
 /**
- * Per-job hourly buckets of expected and succeeded scheduled fires, for the completeness gauge.
- * Every job's slots live in one growing `Uint32Array` (a job is an offset into it): a typed
- * array per job costs an `ArrayBuffer` and a native backing store each, ~1 KB per job where
- * the numbers are 288 bytes, and 10,000 of them were allocated at a burst's first fires.
+ * Per-job hourly buckets of expected and succeeded scheduled fires, for the completeness gauge:
+ * a row of {@link PER_JOB} numbers per job, all in one growing `Uint32Array` ({@link KeyedRows}).
  */
 class Completeness {
-  private readonly offsets = new Map<string, number>();
-  private slots = new Uint32Array(PER_JOB * 64);
-
-  private offset(key: string): number {
-    let at = this.offsets.get(key);
-    if (at === undefined) {
-      at = this.offsets.size * PER_JOB;
-      if (at + PER_JOB > this.slots.length) {
-        const grown = new Uint32Array(this.slots.length * 2);
-        grown.set(this.slots);
-        this.slots = grown;
-      }
-      this.offsets.set(key, at);
-    }
-    return at;
-  }
+  private readonly rows = new KeyedRows(PER_JOB, (n) => new Uint32Array(n));
 
   private add(key: string, at: number, column: 1 | 2): void {
     const hour = Math.floor(at / HOUR);
     if (hour <= 0) return; // before 1970-01-01T01:00Z: not a time this daemon fires at
-    const i = this.offset(key) + (hour % WINDOW_HOURS) * SLOT;
-    const b = this.slots; // after offset(): it may have grown the array
+    const i = this.rows.row(key) + (hour % WINDOW_HOURS) * SLOT;
+    const b = this.rows.data; // after row(): it may have grown the array
     if (b[i] !== hour) {
       if ((b[i] as number) > hour) return; // older than the slot's hour: outside the window
       b[i] = hour;
@@ -63,9 +46,9 @@ class Completeness {
   /** succeeded ÷ expected over the last 24 hours, per job with expected fires. */
   ratios(now: number): [string, number][] {
     const newest = Math.floor(now / HOUR);
-    const b = this.slots;
+    const b = this.rows.data;
     const out: [string, number][] = [];
-    for (const [key, at] of this.offsets) {
+    for (const [key, at] of this.rows.offsets) {
       let expected = 0;
       let ok = 0;
       for (let i = at; i < at + PER_JOB; i += SLOT) {

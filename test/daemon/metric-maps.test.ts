@@ -59,3 +59,53 @@ it('counters, gauges and histograms match prom-client line for line', async () =
   h2.observe({ job: 'a/b' }, 0.1);
   expect(await lines(ours)).toEqual(await lines(theirs));
 });
+
+it('300 jobs (past the rows first grown at 64), some with several outcomes: still line for line', async () => {
+  const ours = new Registry();
+  const theirs = new Registry();
+  const c1 = new JobCounter('y_runs_total', 'runs', ours, 'outcome');
+  const c2 = new Counter({
+    name: 'y_runs_total',
+    help: 'runs',
+    labelNames: ['job', 'outcome'],
+    registers: [theirs],
+  });
+  const d1 = new JobCounter('y_dup_total', 'dups', ours);
+  const d2 = new Counter({
+    name: 'y_dup_total',
+    help: 'dups',
+    labelNames: ['job'],
+    registers: [theirs],
+  });
+  const buckets = [0.5, 5];
+  const h1 = new JobHistogram('y_seconds', 'secs', ours, buckets);
+  const h2 = new Histogram({
+    name: 'y_seconds',
+    help: 'secs',
+    labelNames: ['job'],
+    buckets,
+    registers: [theirs],
+  });
+  const outcomes = ['success', 'failed', 'timeout'];
+  for (let round = 0; round < 3; round++)
+    for (let j = 0; j < 300; j++) {
+      const job = `app/job-${j}`;
+      // job j sees j % 3 + 1 different outcomes, the first one first
+      const outcome = outcomes[round % (1 + (j % 3))]!;
+      c1.inc(job, outcome, j + 1);
+      c2.inc({ job, outcome }, j + 1);
+      if (j % 2 === 0) {
+        d1.inc(job);
+        d2.inc({ job });
+      }
+      const v = (j % 7) + round / 10;
+      h1.observe(job, v);
+      h2.observe({ job }, v);
+    }
+  const got = await lines(ours);
+  expect(got).toEqual(await lines(theirs));
+  // not vacuous: every job's rows and counts are there, the first and the last
+  expect(got).toContain('y_seconds_count{job="app/job-299"} 3');
+  expect(got).toContain('y_runs_total{job="app/job-2",outcome="timeout"} 3');
+  expect(got).toContain('y_dup_total{job="app/job-298"} 3');
+});

@@ -33,6 +33,9 @@ async function ratios(m: DaemonMetrics): Promise<Map<string, number>> {
 it('per job over the last 24 h: many jobs, hours rolling out of the window, capped at 1', async () => {
   let now = T0;
   const m = new DaemonMetrics(() => now);
+  // the first row made: a failure in hour 0 before the array grows, a success in hour 2 after
+  m.expected('a/first', T0);
+  m.runEnded('a/first', ended(T0, 'retries_exhausted'));
   // 300 jobs (the shared array grows past its first 64): job i expects 4 fires an hour for
   // 3 hours and i % 5 of them succeed each hour
   for (let h = 0; h < 3; h++)
@@ -49,9 +52,12 @@ it('per job over the last 24 h: many jobs, hours rolling out of the window, capp
   m.expected('c/over', T0);
   m.runEnded('c/over', ended(T0, 'success'));
   m.runEnded('c/over', ended(T0, 'success'));
+  m.expected('a/first', T0 + 2 * HOUR);
+  m.runEnded('a/first', ended(T0 + 2 * HOUR, 'success'));
   now = T0 + 3 * HOUR;
   let r = await ratios(m);
-  expect(r.size).toBe(301); // b/only-success has nothing expected: no value
+  expect(r.size).toBe(302); // b/only-success has nothing expected: no value
+  expect(r.get('a/first')).toBe(1 / 2); // its hour 0 survived the array's growths
   for (const i of [0, 1, 63, 64, 65, 199, 299])
     expect(r.get(`a/j${i}`)).toBe(Math.min(4, i % 5) / 4);
   expect(r.get('c/over')).toBe(1);
