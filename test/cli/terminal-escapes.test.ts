@@ -10,7 +10,6 @@ import { prettyLine } from '../../src/io/pretty-log.js';
 import { escapeControls, TerminalEscaper } from '../../src/io/terminal.js';
 import { cronixAsync } from '../helpers/cli.js';
 import { api, manifestDir, spawnServe, until } from '../helpers/serve.js';
-import { freePort } from '../helpers/sink.js';
 
 /** Any control character but the line feed that ends a line. */
 // eslint-disable-next-line no-control-regex
@@ -65,7 +64,7 @@ describe('real processes', () => {
     const dir = manifestDir('esc', [
       { name: 'yearly', schedule: '0 0 1 1 *', request: { url: 'http://127.0.0.1:9/y' } },
     ]);
-    const s = await spawnServe(dir, await freePort(), { args: ['--log-format', 'pretty'] });
+    const s = await spawnServe(dir, 0, { args: ['--log-format', 'pretty'] });
     const bad = {
       version: 1,
       app: 'esc',
@@ -145,7 +144,7 @@ describe('real processes', () => {
         ],
       }),
     );
-    const s = await spawnServe(dir, await freePort());
+    const s = await spawnServe(dir, 0);
     const r = await api(s, 'POST', '/api/v1/jobs/esc/task/trigger');
     const id = (r.json['run'] as { id: string }).id;
     await until(async () =>

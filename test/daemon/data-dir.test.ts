@@ -18,7 +18,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startSink, type Sink } from '../helpers/sink.js';
+import { startSink, type Sink } from '../helpers/sink.js';
 import { manifestDir, spawnServe, type Served } from '../helpers/serve.js';
 
 let sink: Sink;
@@ -44,7 +44,7 @@ async function refused(
   args: string[],
   dataDir: string,
 ): Promise<{ code: number | null; out: string }> {
-  const s = await spawnServe(dir, await freePort(), { args, dataDir, waitListening: false });
+  const s = await spawnServe(dir, 0, { args, dataDir, waitListening: false });
   const { code } = await s.exited;
   return { code, out: s.output() };
 }
@@ -54,7 +54,7 @@ const mode = (path: string): number => statSync(path).mode & 0o777;
 describe('the data dir is private', () => {
   it('a new data dir is 0700', async () => {
     const dataDir = join(mkdtempSync(join(tmpdir(), 'cronix-dd-')), 'new', 'data');
-    const s = await spawnServe(dir, await freePort(), { dataDir });
+    const s = await spawnServe(dir, 0, { dataDir });
     await stop(s);
     expect(mode(dataDir)).toBe(0o700);
     expect(mode(join(dataDir, 'token'))).toBe(0o600);
@@ -64,7 +64,7 @@ describe('the data dir is private', () => {
     const dataDir = join(mkdtempSync(join(tmpdir(), 'cronix-dd-')), 'data');
     mkdirSync(dataDir, { mode: 0o755 });
     chmodSync(dataDir, 0o755);
-    const s = await spawnServe(dir, await freePort(), { dataDir });
+    const s = await spawnServe(dir, 0, { dataDir });
     await stop(s);
     expect(mode(dataDir)).toBe(0o700);
     expect(statSync(join(dataDir, 'ledger.sqlite')).isFile()).toBe(true);
@@ -72,7 +72,7 @@ describe('the data dir is private', () => {
 
   it('a ledger left 0644 by an older start is narrowed to 0600, its WAL too', async () => {
     const dataDir = join(mkdtempSync(join(tmpdir(), 'cronix-dd-')), 'data');
-    const first = await spawnServe(dir, await freePort(), { dataDir });
+    const first = await spawnServe(dir, 0, { dataDir });
     await stop(first);
     for (const f of ['ledger.sqlite', 'ledger.sqlite-wal'])
       try {
@@ -80,7 +80,7 @@ describe('the data dir is private', () => {
       } catch {
         // no WAL left after a clean stop
       }
-    const s = await spawnServe(dir, await freePort(), { dataDir });
+    const s = await spawnServe(dir, 0, { dataDir });
     expect(mode(join(dataDir, 'ledger.sqlite'))).toBe(0o600);
     expect(mode(join(dataDir, 'ledger.sqlite-wal'))).toBe(0o600);
     await stop(s);
@@ -93,7 +93,7 @@ describe('the data dir is private', () => {
       mkdirSync(dataDir, { mode: 0o777 });
       chmodSync(dataDir, 0o777);
       chownSync(dataDir, 65534, 65534);
-      const s = await spawnServe(dir, await freePort(), { dataDir });
+      const s = await spawnServe(dir, 0, { dataDir });
       await stop(s);
       expect(mode(dataDir)).toBe(0o777);
       expect(s.output()).toContain(`data dir ${dataDir} is open to other users (mode 0777)`);
@@ -107,7 +107,7 @@ describe('the generated token', () => {
     const work = mkdtempSync(join(tmpdir(), 'cronix-dd-'));
     const dataDir = join(work, 'data');
     const log = join(work, 'strace.log');
-    const s = await spawnServe(dir, await freePort(), {
+    const s = await spawnServe(dir, 0, {
       dataDir,
       wrap: [
         'strace',
@@ -150,7 +150,7 @@ describe('the generated token', () => {
     const dataDir = join(mkdtempSync(join(tmpdir(), 'cronix-dd-')), 'data');
     mkdirSync(dataDir, { mode: 0o700 });
     writeFileSync(join(dataDir, 'token'), '', { mode: 0o600 });
-    const s = await spawnServe(dir, await freePort(), { dataDir });
+    const s = await spawnServe(dir, 0, { dataDir });
     await stop(s);
     expect(s.token.length).toBeGreaterThanOrEqual(32);
     expect(s.output()).toContain('was empty');
@@ -171,7 +171,7 @@ describe('--token-file', () => {
     const g = await refused(['--token-file', file], join(work, 'data'));
     expect(g.out).toContain('is open to its group (mode 0640)');
     chmodSync(file, 0o600);
-    const s = await spawnServe(dir, await freePort(), {
+    const s = await spawnServe(dir, 0, {
       args: ['--token-file', file],
       dataDir: join(work, 'data'),
       tokenFile: file,
@@ -190,7 +190,7 @@ describe('--token-file', () => {
     );
     // the command in the message works, and its file is accepted
     execFileSync('sh', ['-c', `head -c 24 /dev/urandom | base64 > ${file} && chmod 600 ${file}`]);
-    const s = await spawnServe(dir, await freePort(), {
+    const s = await spawnServe(dir, 0, {
       args: ['--token-file', file],
       dataDir: join(work, 'data'),
       tokenFile: file,

@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, manifestDir, spawnServe, until, type Served } from '../helpers/serve.js';
-import { freePort, startSink, type Sink } from '../helpers/sink.js';
+import { startSink, type Sink } from '../helpers/sink.js';
 
 const FLOOD = fileURLToPath(new URL('../helpers/sse-flood.mjs', import.meta.url));
 
@@ -104,7 +104,7 @@ async function scenario(o: {
       policy: { retries: { max_attempts: 1 } },
     },
   ]);
-  const s = await spawnServe(dir, await freePort(), { args: o.args });
+  const s = await spawnServe(dir, 0, { args: o.args });
   const pid = s.child.pid as number;
   try {
     // warm: fires going, the stream route served and its code compiled

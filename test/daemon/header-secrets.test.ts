@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon } from '../../src/http/serve.js';
 import type { Transport, TransportRequest } from '../../src/fire/types.js';
 import { api, manifestDir, spawnServe, until, type Served } from '../helpers/serve.js';
-import { freePort, sequence, startSink, type Sink } from '../helpers/sink.js';
+import { sequence, startSink, type Sink } from '../helpers/sink.js';
 
 const STATIC = {
   'X-Upstream-Key': 'static-upstream-1',
@@ -82,7 +82,7 @@ describe('cronix serve', () => {
     const vaultFile = join(dir, 'vault');
     writeFileSync(vaultFile, `${VAULT}\n`, { mode: 0o600 });
     writeJob(dir, vaultFile);
-    s = await spawnServe(dir, await freePort(), {
+    s = await spawnServe(dir, 0, {
       env: {
         PATH: process.env['PATH'],
         CRON_SECRET: 'header-secrets-0123456789',
@@ -147,7 +147,7 @@ describe('cronix serve', () => {
   });
 
   it('an unresolvable ref stops the start-up, naming job, header and ref', async () => {
-    const other = await spawnServe(dir, await freePort(), {
+    const other = await spawnServe(dir, 0, {
       env: { PATH: process.env['PATH'], CRON_SECRET: 'header-secrets-0123456789' },
       dataDir: join(dir, 'data-missing'),
       waitListening: false,

@@ -21,7 +21,7 @@ import {
 } from '../../src/http/throttle.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { manifestDir, spawnServe } from '../helpers/serve.js';
-import { freePort, startSink, type Sink } from '../helpers/sink.js';
+import { startSink, type Sink } from '../helpers/sink.js';
 
 describe('FailureThrottle', () => {
   it('free failures, then lock-outs doubling up to the cap; a success clears', () => {
@@ -184,7 +184,7 @@ it('cronix serve logs failed logins and wrong bearer tokens, without the values'
   const dir = manifestDir('guard', [
     { name: 'a', schedule: '0 0 1 1 *', request: { url: `${sink.url}/a` } },
   ]);
-  const s = await spawnServe(dir, await freePort());
+  const s = await spawnServe(dir, 0);
   for (let i = 0; i < 3; i++)
     await fetch(`${s.url}/api/v1/session`, {
       method: 'POST',

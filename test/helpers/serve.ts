@@ -117,7 +117,8 @@ export async function spawnServe(dir: string, port = 0, o: SpawnOptions = {}): P
     child.kill('SIGKILL');
     throw new Error(`daemon did not start: ${out}`);
   }
-  const url = /"url":"(http:\/\/[^"]+)"/.exec(out)?.[1];
+  const found = /"url":"(http:\/\/[^"]+)"| url=(http:\/\/[^\s"]+)/.exec(out);
+  const url = found?.[1] ?? found?.[2];
   if (url !== undefined) {
     served.url = url;
     served.port = Number(new URL(url).port);
