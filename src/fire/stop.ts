@@ -23,10 +23,14 @@ export class Stop {
   private listeners: StopListener[] | null = null;
   private real: AbortController | null = null;
 
-  /** Adds a listener, called once on {@link abort}; none is added once aborted (as for `AbortSignal`). */
+  /**
+   * Adds a listener, called once on {@link abort}. As for an `AbortSignal`: none is added once
+   * aborted, and one already added is not added again.
+   */
   addEventListener(_type: 'abort', listener: StopListener, _options?: { once?: boolean }): void {
     if (this.aborted) return;
-    (this.listeners ??= []).push(listener);
+    const listeners = (this.listeners ??= []);
+    if (!listeners.includes(listener)) listeners.push(listener);
   }
 
   removeEventListener(_type: 'abort', listener: StopListener): void {

@@ -14,6 +14,7 @@ describe('Stop', () => {
     const b = { handleEvent: (): void => void told.push('b') };
     const c = (): void => void told.push('c');
     stop.addEventListener('abort', a, { once: true });
+    stop.addEventListener('abort', a); // the same listener twice: told once
     stop.addEventListener('abort', b);
     stop.addEventListener('abort', c);
     stop.removeEventListener('abort', c);
