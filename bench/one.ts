@@ -2,7 +2,8 @@
  * One system of the dispatch comparison, for profiling (not part of `npm run bench`):
  * `node --import tsx bench/one.ts <system regex> <n> [bursts]`, with CRONIX_BENCH_NODE_ARGS
  * for the measured process's node flags (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) and
- * CRONIX_BENCH_KEEP_OUTPUT=<file> to keep what it printed (e.g. with `--trace-gc`).
+ * CRONIX_BENCH_KEEP_OUTPUT=<file> to keep what it printed (e.g. with `--trace-gc`);
+ * `--import $PWD/bench/memory-timeline.mjs` logs where its resident memory goes.
  */
 import { benchDispatch } from './dispatch.js';
 

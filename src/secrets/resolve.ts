@@ -187,6 +187,9 @@ export function refForDisplay(ref: string): string {
  * another is fully hidden.
  */
 export function redact(text: string, secrets: readonly string[]): string {
+  // the common case, no secret in the text (every run's response excerpt): nothing to copy or
+  // sort — 1.5 % of a 10,000 burst's CPU went to the set, sort and split/join below
+  if (!secrets.some((s) => s.length > 0 && text.includes(s))) return text;
   const ordered = [...new Set(secrets)].filter((s) => s.length > 0);
   ordered.sort((a, b) => b.length - a.length);
   let out = text;
