@@ -67,19 +67,20 @@ export class PlanAhead {
   }
 
   /**
-   * A planned run's instant has come: its requests leave now, or as soon as its row is durable;
-   * its checkpoint moves with it (written after the row: the ledger keeps order).
+   * A planned run's instant has come: its requests leave now, or as soon as its row is durable.
+   * Returns its checkpoint op, which moves with it — the caller writes it, after the row (the
+   * ledger keeps order), with the other due runs' (one ledger group each was 10,000 groups and
+   * promises at a burst) — or null when the run did not go ahead.
    */
-  due(runId: string): void {
+  due(runId: string): LedgerOp | null {
     const planned = this.checkpoints.get(runId);
-    if (!planned) return;
+    if (!planned) return null;
     this.checkpoints.delete(runId);
     const { lane, op } = planned;
     const writing = lane.slot(runId)?.state === 'claiming';
     const effects = lane.due(runId);
     this.deps.pipeline.apply(lane, effects);
-    if (writing || effects.some((e) => e.kind === 'launch'))
-      void this.deps.ledger.submit([op], false);
+    return writing || effects.some((e) => e.kind === 'launch') ? op : null;
   }
 
   /** Shutdown: planned runs whose instant has not come are taken back for the next daemon. */

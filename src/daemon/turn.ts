@@ -41,14 +41,23 @@ export async function dueTurn(core: TurnDeps, now: number, items: TimerItem[]): 
   const d = core;
   const work: Promise<unknown>[] = [];
   const checkpoints = new Map<string, LedgerOp>();
+  /** Planned runs' checkpoints, written a slice at a time (lazily: they only move a mark). */
+  const moved: LedgerOp[] = [];
+  const writeMoved = (): void => {
+    if (moved.length > 0) void d.ledger.submit(moved.splice(0), false);
+  };
   let due = 0;
   let launched = 0;
   for (const item of items) {
     if (item.kind === 'launch') {
-      d.planAhead.due(item.runId);
+      const checkpoint = d.planAhead.due(item.runId);
+      if (checkpoint) moved.push(checkpoint);
       // let the responses of the runs already sent in (and the next requests out) between
       // slices: a burst of 10,000 launches in one turn would hold every reply back
-      if (++launched % LAUNCH_SLICE === 0) await yieldLaunching(d.burst);
+      if (++launched % LAUNCH_SLICE === 0) {
+        writeMoved();
+        await yieldLaunching(d.burst);
+      }
       continue;
     }
     if (item.kind === 'thaw') {
@@ -87,6 +96,7 @@ export async function dueTurn(core: TurnDeps, now: number, items: TimerItem[]): 
     const run = core.newRun(lane.job, item.index, item.nominal, 'schedule');
     work.push(core.pipeline.record([{ lane, ticket: lane.admit(run, now) }]));
   }
+  writeMoved();
   // after the fires, in a later transaction: a crash in between leaves a checkpoint behind
   // its fires, and the fire claim keeps those instants from firing again
   work.push(core.ledger.submit([...checkpoints.values()], false));
