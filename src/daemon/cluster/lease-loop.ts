@@ -3,7 +3,7 @@
  * the lease and the term's deadline; the replica (`replica.ts`) owns what a
  * term runs. Every timer is on the injected clock.
  *
- * - **Turns.** Every TTL/3 (or at once when woken) a standby tries to take the
+ * - **Turns.** Every TTL/3, start to start (or at once when woken), a standby tries to take the
  *   lease and a leader renews it, in one statement on the store's clock; then
  *   the replica's chores run (a standby's views, the leader's pruning).
  * - **Incarnations.** The loop claims the lease as (replica id, incarnation):
@@ -26,6 +26,8 @@ import type { DaemonMetrics } from '../metrics.js';
 import type { Claimant, Coordination, Lease, LeaseAttempt } from '../store/coordination.js';
 import { ClockTimer, Deadline } from './timers.js';
 
+/** Least time between the end of a turn and the start of the next (a slow store's turns). */
+const MIN_TURN_GAP_MS = 50;
 /** Largest clock difference with the store at which a replica may take the lease. */
 export const MAX_SKEW_MS = 2000;
 /** How often the clock is compared with the store's. */
@@ -154,7 +156,8 @@ export class LeaseLoop {
 
   private async tick(): Promise<void> {
     if (this.stopped) return;
-    const { coordination, replicaId, leaseMs } = this.deps;
+    const { clock, coordination, replicaId, leaseMs } = this.deps;
+    const began = clock.now();
     try {
       await this.checkSkew();
       const leading = await this.lease();
@@ -168,7 +171,11 @@ export class LeaseLoop {
         retryInMs: leaseMs / 3,
       });
     } finally {
-      this.schedule(leaseMs / 3);
+      // turns start TTL/3 apart, not TTL/3 after the last one ended: a standby whose chores took
+      // a second on a loaded machine took the lease of a frozen leader ~2 s past TTL + TTL/3
+      // (clamped: a wall clock that jumped during the turn moves no turn by more than TTL/3)
+      const took = clock.now() - began;
+      this.schedule(Math.min(leaseMs / 3, Math.max(MIN_TURN_GAP_MS, leaseMs / 3 - took)));
     }
   }
 
