@@ -15,16 +15,41 @@ async function lines(r: Registry): Promise<string[]> {
     .sort();
 }
 
+/** Ours and prom-client's counter of one name, each in its registry: `inc` counts in both. */
+function counters(ours: Registry, theirs: Registry, name: string, second?: string) {
+  const a = new JobCounter(name, 'help', ours, second);
+  const b = new Counter({
+    name,
+    help: 'help',
+    labelNames: second ? ['job', second] : ['job'],
+    registers: [theirs],
+  });
+  return (job: string, value = '', by = 1): void => {
+    a.inc(job, value, by);
+    b.inc(second ? { job, [second]: value } : { job }, by);
+  };
+}
+
+/** Ours and prom-client's histogram of one name: `observe` records in both. */
+function histograms(ours: Registry, theirs: Registry, name: string, buckets: number[]) {
+  const a = new JobHistogram(name, 'help', ours, buckets);
+  const b = new Histogram({
+    name,
+    help: 'help',
+    labelNames: ['job'],
+    buckets,
+    registers: [theirs],
+  });
+  return (job: string, v: number): void => {
+    a.observe(job, v);
+    b.observe({ job }, v);
+  };
+}
+
 it('counters, gauges and histograms match prom-client line for line', async () => {
   const ours = new Registry();
   const theirs = new Registry();
-  const c1 = new JobCounter('x_runs_total', 'runs', ours, 'outcome');
-  const c2 = new Counter({
-    name: 'x_runs_total',
-    help: 'runs',
-    labelNames: ['job', 'outcome'],
-    registers: [theirs],
-  });
+  const runs = counters(ours, theirs, 'x_runs_total', 'outcome');
   const g1 = new JobGauge('x_depth', 'depth', ours);
   const g2 = new Gauge({
     name: 'x_depth',
@@ -32,75 +57,35 @@ it('counters, gauges and histograms match prom-client line for line', async () =
     labelNames: ['job'],
     registers: [theirs],
   });
-  const buckets = [0.1, 1, 10];
-  const h1 = new JobHistogram('x_seconds', 'secs', ours, buckets);
-  const h2 = new Histogram({
-    name: 'x_seconds',
-    help: 'secs',
-    labelNames: ['job'],
-    buckets,
-    registers: [theirs],
-  });
+  const seconds = histograms(ours, theirs, 'x_seconds', [0.1, 1, 10]);
   const jobs = ['a/b', 'a/c', 'd/"e"'];
   let seed = 7;
   const rnd = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
   for (let i = 0; i < 500; i++) {
     const job = jobs[i % 3]!;
-    const outcome = rnd() < 0.7 ? 'success' : 'skipped';
-    c1.inc(job, outcome);
-    c2.inc({ job, outcome });
-    const v = rnd() * 20;
-    h1.observe(job, v);
-    h2.observe({ job }, v);
+    runs(job, rnd() < 0.7 ? 'success' : 'skipped');
+    seconds(job, rnd() * 20);
     g1.set(job, i);
     g2.set({ job }, i);
   }
-  h1.observe('a/b', 0.1); // on a bucket's edge: counted in it (le)
-  h2.observe({ job: 'a/b' }, 0.1);
+  seconds('a/b', 0.1); // on a bucket's edge: counted in it (le)
   expect(await lines(ours)).toEqual(await lines(theirs));
 });
 
 it('300 jobs (past the rows first grown at 64), some with several outcomes: still line for line', async () => {
   const ours = new Registry();
   const theirs = new Registry();
-  const c1 = new JobCounter('y_runs_total', 'runs', ours, 'outcome');
-  const c2 = new Counter({
-    name: 'y_runs_total',
-    help: 'runs',
-    labelNames: ['job', 'outcome'],
-    registers: [theirs],
-  });
-  const d1 = new JobCounter('y_dup_total', 'dups', ours);
-  const d2 = new Counter({
-    name: 'y_dup_total',
-    help: 'dups',
-    labelNames: ['job'],
-    registers: [theirs],
-  });
-  const buckets = [0.5, 5];
-  const h1 = new JobHistogram('y_seconds', 'secs', ours, buckets);
-  const h2 = new Histogram({
-    name: 'y_seconds',
-    help: 'secs',
-    labelNames: ['job'],
-    buckets,
-    registers: [theirs],
-  });
+  const runs = counters(ours, theirs, 'y_runs_total', 'outcome');
+  const dups = counters(ours, theirs, 'y_dup_total');
+  const seconds = histograms(ours, theirs, 'y_seconds', [0.5, 5]);
   const outcomes = ['success', 'failed', 'timeout'];
   for (let round = 0; round < 3; round++)
     for (let j = 0; j < 300; j++) {
       const job = `app/job-${j}`;
       // job j sees j % 3 + 1 different outcomes, the first one first
-      const outcome = outcomes[round % (1 + (j % 3))]!;
-      c1.inc(job, outcome, j + 1);
-      c2.inc({ job, outcome }, j + 1);
-      if (j % 2 === 0) {
-        d1.inc(job);
-        d2.inc({ job });
-      }
-      const v = (j % 7) + round / 10;
-      h1.observe(job, v);
-      h2.observe({ job }, v);
+      runs(job, outcomes[round % (1 + (j % 3))]!, j + 1);
+      if (j % 2 === 0) dups(job);
+      seconds(job, (j % 7) + round / 10);
     }
   const got = await lines(ours);
   expect(got).toEqual(await lines(theirs));
