@@ -13,7 +13,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, cronixAsync } from '../helpers/cli.js';
@@ -31,9 +31,15 @@ import {
 const MARK = randomUUID();
 const env = { PATH: process.env['PATH'], TEST_MARK: MARK };
 
+// one that ignores SIGTERM says so by a file beside the script once its handler is in place
+// (node has its own SIGTERM handler from the start, so /proc's SigCgt cannot tell)
 const WORKER = `
+import { writeFileSync } from 'node:fs';
 const tag = process.argv[2];
-if (process.env.IGNORE_TERM) process.on('SIGTERM', () => console.log('ignoring SIGTERM'));
+if (process.env.IGNORE_TERM) {
+  process.on('SIGTERM', () => console.log('ignoring SIGTERM'));
+  writeFileSync(process.argv[1] + '.ignoring.' + process.pid, '');
+}
 console.log('up', tag, process.env.CRONIX_SERVICE, process.env.CRONIX_INSTANCE);
 // one that ignores SIGTERM writes nothing more: a write to the dead daemon's pipe would end it
 if (!process.env.IGNORE_TERM) setInterval(() => console.log('tick', process.env.CRONIX_INSTANCE), 200);
@@ -44,6 +50,12 @@ let dir = '';
 let served: Served;
 let sink: Sink;
 let script = '';
+
+/** The stubborn instance's pid once it ignores SIGTERM (before that, a SIGTERM ends it). */
+function stubbornReady(): number | undefined {
+  const pid = workers(MARK, 'stubborn', 's').get(0)?.[0];
+  return pid !== undefined && existsSync(`${script}.ignoring.${pid}`) ? pid : undefined;
+}
 
 const service = (tag: string, extra: Record<string, unknown> = {}) => ({
   argv: [process.execPath, script, tag],
@@ -200,7 +212,7 @@ describe('services with real processes', () => {
   }, 90_000);
 
   it('stops a worker that ignores SIGTERM with SIGKILL after its grace; a start of a running one is skipped', async () => {
-    const pid = await until(() => workers(MARK, 'stubborn', 's').get(0)?.[0], 20_000, 'stubborn');
+    const pid = await until(stubbornReady, 20_000, 'stubborn');
     const t0 = Date.now();
     const stop = await api(served, 'POST', '/api/v1/services/shop/stubborn/stop', {});
     const took = Date.now() - t0;
@@ -396,9 +408,7 @@ describe('services with real processes', () => {
   it('ties the instances to the daemon: SIGKILLed and not restarted, it leaves none behind past the grace', async () => {
     await until(
       () =>
-        workers(MARK, 'worker', 'w').size === 3 && workers(MARK, 'stubborn', 's').size === 1
-          ? true
-          : undefined,
+        workers(MARK, 'worker', 'w').size === 3 && stubbornReady() !== undefined ? true : undefined,
       20_000,
       'all up',
     );

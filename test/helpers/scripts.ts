@@ -33,8 +33,9 @@ export function stubbornScript(dir: string, seconds = 300): string {
     'stubborn.sh',
     [
       `out=\${1:-${dir}}`,
-      `echo $$ > $out/leader.pid`,
+      // the trap before the pid file: a test that reads the pid may send SIGTERM at once
       `trap 'echo leader got TERM' TERM`,
+      `echo $$ > $out/leader.pid`,
       `out=$out sh -c 'trap "" TERM; echo $$ > $out/grandchild.pid; exec sleep ${seconds}' &`,
       `echo started`,
       // sleep in short steps so the trap runs and the leader stays alive
