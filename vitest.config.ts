@@ -42,6 +42,7 @@ const SLOW = [
   'test/daemon/stream-revocation.test.ts',
   'test/examples/**/*.test.ts',
   'test/fire/otel.test.ts',
+  'test/fire/wasm-baseline.test.ts',
   'test/import/import-watch.test.ts',
   'test/notify/ha.test.ts',
   'test/notify/restart.test.ts',

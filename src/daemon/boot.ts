@@ -14,7 +14,7 @@ import type { Manifest } from '../contract/manifest/types.js';
 import { systemClock } from '../fire/clock.js';
 import { inheritedEnv } from '../fire/command-attempt.js';
 import { createCommandRunner } from '../fire/command-runner.js';
-import { createUndiciTransport } from '../fire/undici-transport.js';
+import { createUndiciTransport, keepWasmOnBaseline } from '../fire/undici-transport.js';
 import type { Clock, CommandRunner, Transport } from '../fire/types.js';
 import { hostIdentity } from '../locks/host.js';
 import type { ResolvedNotifier } from '../notify/resolve.js';
@@ -134,6 +134,15 @@ export interface BootedDaemon {
   abort(): Promise<void>;
 }
 
+/**
+ * The daemon's HTTP transport: undici, at most 256 connections per origin, its response parser
+ * kept on the baseline compiler (set before its first connection compiles it).
+ */
+function daemonTransport(): Transport {
+  keepWasmOnBaseline();
+  return createUndiciTransport({ maxSockets: 256 });
+}
+
 /** Connects the global lock backend, or explains why it cannot (naming the jobs that need it). */
 async function openGlobalLocks(
   url: string | undefined,
@@ -226,7 +235,7 @@ export async function bootDaemon(opts: BootOptions): Promise<BootedDaemon> {
     let globalLocks: GlobalLocks | undefined;
     const clock = opts.clock ?? systemClock;
     const retentionDays = opts.retentionDays ?? 30;
-    const transport = opts.transport ?? createUndiciTransport({ maxSockets: 256 });
+    const transport = opts.transport ?? daemonTransport();
     const events = new DaemonEmitter();
     opts.onEvents?.(events);
     // one owner per ledger (SPEC §9 item 10): proven before anything is recovered from it

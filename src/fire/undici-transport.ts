@@ -13,6 +13,7 @@
  * faster than undici's bundle.
  */
 import { StringDecoder } from 'node:string_decoder';
+import { setFlagsFromString } from 'node:v8';
 import { Agent, type Dispatcher } from 'undici';
 import type { SendOptions, Transport, TransportRequest, TransportResult } from './types.js';
 import { urlTarget, type UrlTarget } from './url-target.js';
@@ -28,6 +29,19 @@ import {
 export interface UndiciTransportOptions {
   /** Most connections per origin (undici's `connections`); default unlimited. */
   maxSockets?: number;
+}
+
+/**
+ * Keeps this process's WebAssembly on V8's baseline compiler (Liftoff): undici parses every
+ * response with llhttp compiled to wasm, and the tier-up of its main function (34 KB of wasm) to
+ * TurboFan, which comes in a burst's first few thousand replies, took ~105 ms of compile on the
+ * other core and ~30 MB of compiler memory (42 MB in all) — the daemon's RSS rose by that much
+ * for the moment. Measured without it (BENCHMARKS.md): the same p99 in steady state and a lower
+ * one at a first burst. To be called before the first connection (the module is compiled then,
+ * and its tiering with it); process-wide: the daemon runs no other WebAssembly.
+ */
+export function keepWasmOnBaseline(): void {
+  setFlagsFromString('--liftoff-only');
 }
 
 /** undici's code for an argument it refuses (a bad method, header name or value). */
