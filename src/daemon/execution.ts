@@ -95,7 +95,8 @@ export class Execution {
     void this.attempts(l, stop).then(
       (end) => this.record(l, end),
       (err: unknown) => {
-        this.finished(l.run.id);
+        this.stops.delete(l.run.id);
+        this.finished();
         throw err; // a bug: unhandled, as before
       },
     );
@@ -127,14 +128,13 @@ export class Execution {
         if (ended.outcome === 'success') this.lastSuccess.set(l.job.key, ended.endedAt);
         l.done(ended);
       } finally {
-        this.finished(l.run.id);
+        this.finished();
       }
     });
   }
 
   /** A launched run is over: {@link settled} may resolve. */
-  private finished(id: string): void {
-    this.stops.delete(id);
+  private finished(): void {
     this.running -= 1;
     if (this.running === 0) for (const wake of this.waiters.splice(0)) wake();
   }

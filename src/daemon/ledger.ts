@@ -58,8 +58,9 @@ function deliver(g: Group, results: LedgerResult[]): void {
   else g.resolve(results);
 }
 
-function fenced(g: Group): LedgerResult[] {
-  return g.ops.map(() => ({ kind: 'fenced' }));
+/** What a writer that gave up (fenced, or shut down) answers each of `ops`. */
+function fenced(ops: readonly LedgerOp[]): LedgerResult[] {
+  return ops.map(() => ({ kind: 'fenced' }));
 }
 
 /** Options of {@link Ledger}. */
@@ -114,8 +115,7 @@ export class Ledger {
    */
   submit(ops: readonly LedgerOp[], urgent = true): Promise<LedgerResult[]> {
     if (ops.length === 0) return Promise.resolve([]);
-    if (this.fatal || this.abandoned)
-      return Promise.resolve(ops.map(() => ({ kind: 'fenced' as const })));
+    if (this.fatal || this.abandoned) return Promise.resolve(fenced(ops));
     return new Promise((resolve) => {
       this.pending.push({ ops, resolve, callback: false });
       this.kick(urgent);
@@ -135,7 +135,7 @@ export class Ledger {
     then: (results: LedgerResult[]) => void,
   ): void {
     if (ops.length === 0 || this.fatal || this.abandoned) {
-      const results = ops.map(() => ({ kind: 'fenced' as const }));
+      const results = fenced(ops);
       queueMicrotask(() => then(results));
       return;
     }
@@ -171,7 +171,7 @@ export class Ledger {
     let lost = 0;
     for (const g of this.pending.splice(0)) {
       lost += g.ops.length;
-      deliver(g, fenced(g));
+      deliver(g, fenced(g.ops));
     }
     return lost; // the groups being written are still pending until they are durable
   }
@@ -257,7 +257,7 @@ export class Ledger {
         const err = caught instanceof Error ? caught : new Error(String(caught));
         if (this.options.isFatal?.(err)) {
           this.fatal = err;
-          for (const g of this.pending.splice(0)) deliver(g, fenced(g));
+          for (const g of this.pending.splice(0)) deliver(g, fenced(g.ops));
           this.options.onFatal?.(err);
           return;
         }
