@@ -86,35 +86,6 @@ describe('lazy writes during a burst', () => {
   });
 });
 
-describe('groups answered by a callback (submitThen)', () => {
-  it('are written in order with promised ones, answered once each, never synchronously; refused after a shutdown', async () => {
-    const { clock, ledger, writes } = onFakeClock(() => false);
-    const answers: string[] = [];
-    ledger.submitThen([end('a')], false, (r) => answers.push(`a:${r.map((x) => x.kind).join()}`));
-    const b = ledger.submit([end('b')], false).then(() => answers.push('b'));
-    ledger.submitThen([end('c'), end('d')], false, (r) => answers.push(`cd:${r.length}`));
-    expect(answers).toEqual([]);
-    await clock.advance(GROUP_COMMIT_MS);
-    await b;
-    await ledger.idle();
-    expect(writes.flatMap((w) => w.ops.map((op) => (op.kind === 'end' ? op.id : '?')))).toEqual([
-      'a',
-      'b',
-      'c',
-      'd',
-    ]);
-    expect(answers).toEqual(['a:gone', 'b', 'cd:2']);
-
-    expect(ledger.abandon()).toBe(0);
-    let refused: LedgerResult[] | undefined;
-    ledger.submitThen([end('e')], true, (r) => (refused = r));
-    expect(refused).toBeUndefined(); // not synchronously, even when refused
-    await Promise.resolve();
-    expect(refused).toEqual([{ kind: 'fenced' }]);
-    expect(writes.flatMap((w) => w.ops)).toHaveLength(4);
-  });
-});
-
 describe('independent ops (first-seen checkpoints)', () => {
   it('go in groups of INDEPENDENT_GROUP, in order, all durable when it resolves', async () => {
     const { store, writes } = recordingStore();
