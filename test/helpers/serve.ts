@@ -127,6 +127,9 @@ export async function spawnServe(dir: string, port = 0, o: SpawnOptions = {}): P
   return served;
 }
 
+/** How long {@link api} waits for the daemon's whole answer. */
+export const API_TIMEOUT_MS = 60_000;
+
 /** Calls the API of a served daemon with its token. */
 export async function api(
   s: Served,
@@ -136,6 +139,10 @@ export async function api(
 ): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await fetch(`${s.url}${path}`, {
     method,
+    // bounded: with a daemon SIGKILLed while the request was connecting, Node 20's fetch (undici
+    // 6.24) once left it queued on a client with no socket, neither answered nor failed, for ever
+    // (the crash test's seed 399005 hung on it; docs/architecture.md, "Tests")
+    signal: AbortSignal.timeout(API_TIMEOUT_MS),
     // a connection per call: a test that blocks between calls (a synchronous `cronix` run) would
     // otherwise send on a kept-alive socket the server has closed meanwhile ("other side closed")
     headers: {
