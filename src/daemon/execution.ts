@@ -21,7 +21,7 @@ import type { Ledger } from './ledger.js';
 import type { RegisteredJob } from './registry.js';
 import type { RunLogs } from './run-logs.js';
 import { withPhase } from './store/record.js';
-import type { EndPatch, RunRecord, Store } from './store/types.js';
+import type { EndPatch, LedgerOp, RunRecord, Store } from './store/types.js';
 
 /** The leader's side of a run under high availability (SPEC §10). */
 export interface LeaderCheck {
@@ -65,7 +65,9 @@ export interface Launch {
 export class Execution {
   /** Each launched run's stop (see fire/stop.ts: not an `AbortController` per run). */
   private readonly stops = new Map<string, Stop>();
-  private readonly inflight = new Set<Promise<void>>();
+  /** Runs launched and not yet ended, and who waits for none to be left ({@link settled}). */
+  private running = 0;
+  private readonly waiters: (() => void)[] = [];
   private readonly lastSuccess = new Map<string, number | null>();
   /** Whether {@link lastSuccess} holds every job's last success from the ledger (absent: none). */
   private successesKnown = false;
@@ -85,19 +87,19 @@ export class Execution {
   launch(l: Launch): void {
     const stop = new Stop();
     this.stops.set(l.run.id, stop);
-    // the attempts and the end in frames of their own: what the attempts needed (the engine's
-    // and executor's state, the guard, the stop) is garbage once they end, while the end waits
-    // for its commit — held behind a burst, 10,000 ended runs kept ~60 MB of heap until it
-    const p: Promise<void> = this.attempts(l, stop)
-      .then((end) => {
-        this.stops.delete(l.run.id); // a stop from now on has nothing left to stop
-        return this.record(l, end);
-      })
-      .finally(() => {
+    this.running += 1;
+    // the attempts in a frame of their own, the end through a callback: what the attempts
+    // needed (the engine's and executor's state, the guard, the stop) is garbage once they
+    // end, and a run whose end waits for its commit — held behind a burst, 10,000 of them —
+    // keeps only its launch, its end and one closure (BENCHMARKS.md)
+    void this.attempts(l, stop).then(
+      (end) => this.record(l, end),
+      (err: unknown) => {
         this.stops.delete(l.run.id);
-        this.inflight.delete(p);
-      });
-    this.inflight.add(p);
+        this.finished();
+        throw err; // a bug: unhandled, as before
+      },
+    );
   }
 
   /** Aborts a launched run's attempts (its end says why: the lane's stop reason). */
@@ -107,12 +109,34 @@ export class Execution {
 
   /** Runs launched and not yet ended. */
   get active(): number {
-    return this.inflight.size;
+    return this.running;
   }
 
-  /** Resolves once every launched run has ended. */
-  async settled(): Promise<void> {
-    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+  /** Resolves once every launched run has ended (runs launched meanwhile included). */
+  settled(): Promise<void> {
+    if (this.running === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** A run's end, written; then its lane is told (release after record). */
+  private record(l: Launch, end: EndPatch): void {
+    this.stops.delete(l.run.id); // a stop from now on has nothing left to stop
+    this.deps.ledger.submitThen([{ kind: 'end', id: l.run.id, patch: end }], false, ([res]) => {
+      try {
+        const ended: RunRecord =
+          res?.kind === 'ended' ? res.run : { ...l.run, ...end, phase: 'ended' };
+        if (ended.outcome === 'success') this.lastSuccess.set(l.job.key, ended.endedAt);
+        l.done(ended);
+      } finally {
+        this.finished();
+      }
+    });
+  }
+
+  /** A launched run is over: {@link settled} may resolve. */
+  private finished(): void {
+    this.running -= 1;
+    if (this.running === 0) for (const wake of this.waiters.splice(0)) wake();
   }
 
   /**
@@ -135,14 +159,6 @@ export class Execution {
         this.lastSuccess.set(job.key, read);
         return read;
       });
-  }
-
-  /** A run's end, written; then its lane is told. */
-  private async record(l: Launch, end: EndPatch): Promise<void> {
-    const [res] = await this.deps.ledger.submit([{ kind: 'end', id: l.run.id, patch: end }], false);
-    const ended: RunRecord = res?.kind === 'ended' ? res.run : { ...l.run, ...end, phase: 'ended' };
-    if (ended.outcome === 'success') this.lastSuccess.set(l.job.key, ended.endedAt);
-    l.done(ended); // release after record
   }
 
   /** A launched run's attempts, through the engine: how it ended. */
@@ -184,10 +200,12 @@ export class Execution {
   /** An attempt has started: its row says so (lazily); the first one announces the run started. */
   private attempted(run: RunRecord, attempt: number): void {
     const { ledger, events } = this.deps;
-    const written = ledger.submit([{ kind: 'attempt', id: run.id, attempt }], false);
+    const op: LedgerOp = { kind: 'attempt', id: run.id, attempt };
+    if (attempt > 1) return ledger.submitThen([op], false, ignore);
     // announced once its row says so: what reads the ledger then sees it running
-    if (attempt === 1)
-      void written.then(([r]) => r?.kind === 'ok' && events.emit('run-started', inFlight(run)));
+    ledger.submitThen([op], false, ([r]) => {
+      if (r?.kind === 'ok') events.emit('run-started', inFlight(run));
+    });
   }
 
   /** What a command run needs; each attempt's process is recorded, to be stopped after a crash. */
@@ -251,6 +269,9 @@ function withLeadership(
     },
   };
 }
+
+/** What a later attempt's row write is answered with: nothing to do. */
+function ignore(): void {}
 
 /** The record of a run whose first attempt is in flight, as the ledger now has it. */
 function inFlight(run: RunRecord): RunRecord {

@@ -44,6 +44,23 @@ export const MAX_RETRY_DELAY_MS = 5000;
 interface Group {
   ops: readonly LedgerOp[];
   resolve(results: LedgerResult[]): void;
+  /** A {@link Ledger.submitThen} callback: called in a microtask, where a promise's would run. */
+  callback: boolean;
+}
+
+/**
+ * Gives a group its results: a promise's resolve, or a callback in a microtask of its own — the
+ * order in which the callers' code runs is the order of the groups either way, and a callback
+ * that throws stops no other group's delivery.
+ */
+function deliver(g: Group, results: LedgerResult[]): void {
+  if (g.callback) queueMicrotask(() => g.resolve(results));
+  else g.resolve(results);
+}
+
+/** What a writer that gave up (fenced, or shut down) answers each of `ops`. */
+function fenced(ops: readonly LedgerOp[]): LedgerResult[] {
+  return ops.map(() => ({ kind: 'fenced' }));
 }
 
 /** Options of {@link Ledger}. */
@@ -98,12 +115,32 @@ export class Ledger {
    */
   submit(ops: readonly LedgerOp[], urgent = true): Promise<LedgerResult[]> {
     if (ops.length === 0) return Promise.resolve([]);
-    if (this.fatal || this.abandoned)
-      return Promise.resolve(ops.map(() => ({ kind: 'fenced' as const })));
+    if (this.fatal || this.abandoned) return Promise.resolve(fenced(ops));
     return new Promise((resolve) => {
-      this.pending.push({ ops, resolve });
+      this.pending.push({ ops, resolve, callback: false });
       this.kick(urgent);
     });
+  }
+
+  /**
+   * {@link submit} with a callback instead of a promise, for the many small lazy groups of a
+   * burst (each run's attempt and end): a promise, its resolving functions and the caller's
+   * reaction were ~1 KB of every run held behind a burst (BENCHMARKS.md). `then` is called once,
+   * in a microtask, in the same order as the reactions of promised groups; an exception it
+   * throws is uncaught there, like a promise's unhandled rejection.
+   */
+  submitThen(
+    ops: readonly LedgerOp[],
+    urgent: boolean,
+    then: (results: LedgerResult[]) => void,
+  ): void {
+    if (ops.length === 0 || this.fatal || this.abandoned) {
+      const results = fenced(ops);
+      queueMicrotask(() => then(results));
+      return;
+    }
+    this.pending.push({ ops, resolve: then, callback: true });
+    this.kick(urgent);
   }
 
   /**
@@ -134,9 +171,11 @@ export class Ledger {
     let lost = 0;
     for (const g of this.pending.splice(0)) {
       lost += g.ops.length;
-      g.resolve(g.ops.map(() => ({ kind: 'fenced' })));
+      deliver(g, fenced(g.ops));
     }
-    return lost; // the groups being written are still pending until they are durable
+    // the groups being written were still pending, so they are answered here too: what their
+    // write returns is dropped ({@link flush}), each group is answered once
+    return lost;
   }
 
   /** Resolves once everything submitted so far is durable. */
@@ -220,7 +259,7 @@ export class Ledger {
         const err = caught instanceof Error ? caught : new Error(String(caught));
         if (this.options.isFatal?.(err)) {
           this.fatal = err;
-          for (const g of this.pending.splice(0)) g.resolve(g.ops.map(() => ({ kind: 'fenced' })));
+          for (const g of this.pending.splice(0)) deliver(g, fenced(g.ops));
           this.options.onFatal?.(err);
           return;
         }
@@ -233,13 +272,14 @@ export class Ledger {
         await this.sleep(delay);
         continue; // the same groups, in the same order
       }
+      if (this.abandoned) return; // its groups were given up (and answered) meanwhile
       failures = 0;
       this.failing = null;
       this.idleSince = false;
       this.pending.splice(0, take);
       let at = 0;
       for (const g of groups) {
-        g.resolve(results.slice(at, at + g.ops.length));
+        deliver(g, results.slice(at, at + g.ops.length));
         at += g.ops.length;
       }
       // let the requests of this chunk leave before the next chunk's fsync

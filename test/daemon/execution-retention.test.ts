@@ -40,10 +40,10 @@ describe('a run whose end waits for its commit', () => {
     // the ledger answers everything at once but the end, which waits to be released
     let commitEnd: ((r: LedgerResult[]) => void) | undefined;
     const ledger = {
-      submit: (ops: readonly LedgerOp[]) =>
-        ops[0]?.kind === 'end'
-          ? new Promise<LedgerResult[]>((resolve) => (commitEnd = resolve))
-          : Promise.resolve(ops.map(() => ({ kind: 'ok' as const }))),
+      submitThen(ops: readonly LedgerOp[], _urgent: boolean, then: (r: LedgerResult[]) => void) {
+        if (ops[0]?.kind === 'end') commitEnd = then;
+        else queueMicrotask(() => then(ops.map(() => ({ kind: 'ok' as const }))));
+      },
     } as unknown as Ledger;
     const execution = new Execution({
       store: {} as Store,

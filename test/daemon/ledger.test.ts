@@ -13,6 +13,12 @@ import {
 import type { LedgerOp, LedgerResult, Store } from '../../src/daemon/store/types.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
+/** Waits (a macrotask at a time, at most 1 s) until `cond` holds. */
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !cond(); i++) await new Promise((r) => setTimeout(r, 1));
+  expect(cond()).toBe(true);
+}
+
 /** A store that records each transaction's ops and the clock's time when it ran. */
 function recordingStore(clock: { now(): number } = { now: () => performance.now() }) {
   const writes: { at: number; ops: readonly LedgerOp[] }[] = [];
@@ -83,6 +89,60 @@ describe('lazy writes during a burst', () => {
     await clock.advance(1);
     await done;
     expect(writes.map((w) => w.at)).toEqual([GROUP_COMMIT_MS]);
+  });
+});
+
+describe('groups answered by a callback (submitThen)', () => {
+  it('are written in order with promised ones, answered once each, never synchronously; refused after a shutdown', async () => {
+    const { clock, ledger, writes } = onFakeClock(() => false);
+    const answers: string[] = [];
+    ledger.submitThen([end('a')], false, (r) => answers.push(`a:${r.map((x) => x.kind).join()}`));
+    const b = ledger.submit([end('b')], false).then(() => answers.push('b'));
+    ledger.submitThen([end('c'), end('d')], false, (r) => answers.push(`cd:${r.length}`));
+    expect(answers).toEqual([]);
+    await clock.advance(GROUP_COMMIT_MS);
+    await b;
+    await ledger.idle();
+    expect(writes.flatMap((w) => w.ops.map((op) => (op.kind === 'end' ? op.id : '?')))).toEqual([
+      'a',
+      'b',
+      'c',
+      'd',
+    ]);
+    expect(answers).toEqual(['a:gone', 'b', 'cd:2']);
+
+    expect(ledger.abandon()).toBe(0);
+    let refused: LedgerResult[] | undefined;
+    ledger.submitThen([end('e')], true, (r) => (refused = r));
+    expect(refused).toBeUndefined(); // not synchronously, even when refused
+    await Promise.resolve();
+    expect(refused).toEqual([{ kind: 'fenced' }]);
+    expect(writes.flatMap((w) => w.ops)).toHaveLength(4);
+  });
+
+  it('are answered once when the ledger shuts down while their write is in flight', async () => {
+    let commit: (() => void) | undefined;
+    const writes: (readonly LedgerOp[])[] = [];
+    const store = {
+      write(ops: readonly LedgerOp[]): Promise<LedgerResult[]> {
+        writes.push(ops);
+        return new Promise((resolve) => {
+          commit = () => resolve(ops.map(() => ({ kind: 'ok' }) as LedgerResult));
+        });
+      },
+    } as unknown as Store;
+    const ledger = new Ledger(store, { onError: () => undefined });
+    const answers: string[] = [];
+    ledger.submitThen([end('a')], true, (r) => answers.push(`a:${r.map((x) => x.kind).join()}`));
+    const b = ledger.submit([end('b')], true);
+    await until(() => commit !== undefined);
+    expect(writes).toHaveLength(1); // a and b, together, in flight
+    expect(ledger.abandon()).toBe(2); // given up: their write may not be durable when we exit
+    commit!(); // it is, after all; they were already answered
+    await ledger.idle();
+    await new Promise((r) => setImmediate(r));
+    expect(answers).toEqual(['a:fenced']); // once (a second answer would end a run twice)
+    expect(await b).toEqual([{ kind: 'fenced' }]);
   });
 });
 
