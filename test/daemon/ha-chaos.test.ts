@@ -19,7 +19,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { pgQuery, startPrivateCluster, type PrivateCluster } from '../helpers/pg.js';
-import { manifestDir, spawnServe, until, type Served } from '../helpers/serve.js';
+import { API_TIMEOUT_MS, manifestDir, spawnServe, until, type Served } from '../helpers/serve.js';
 import { freePort, startSink, type Sink } from '../helpers/sink.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
@@ -110,6 +110,7 @@ async function leaderNow(): Promise<number> {
         const r = replicas[i];
         if (!r) continue;
         const res = await fetch(`${r.url}/api/v1/cluster`, {
+          signal: AbortSignal.timeout(API_TIMEOUT_MS), // a replica killed mid-connect (serve.ts)
           headers: { authorization: `Bearer ${r.token}` },
         }).catch(() => null);
         if (!res?.ok) continue;

@@ -20,7 +20,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { dropSchema, PG_URL, pgQuery, schemaName, withSchema } from '../helpers/pg.js';
-import { manifestDir, spawnServe, until, type Served } from '../helpers/serve.js';
+import { API_TIMEOUT_MS, manifestDir, spawnServe, until, type Served } from '../helpers/serve.js';
 import { startSink, type Sink } from '../helpers/sink.js';
 
 const schema = schemaName('incarnation');
@@ -60,6 +60,7 @@ async function replica(name: string): Promise<Served> {
 /** The replica's view of the cluster. */
 async function view(s: Served): Promise<{ role: string; epoch: number | null } | undefined> {
   const res = await fetch(`${s.url}/api/v1/cluster`, {
+    signal: AbortSignal.timeout(API_TIMEOUT_MS), // a replica killed mid-connect (serve.ts)
     headers: { authorization: `Bearer ${s.token}` },
   }).catch(() => null);
   if (!res?.ok) return undefined;
