@@ -61,17 +61,12 @@ export function asciiComments(text, name) {
   return out;
 }
 
-/** Folds every `.mjs` chunk in `dir`; returns how many changed. */
+/** Folds every `.mjs` chunk in `dir`. */
 export function asciiChunks(dir) {
-  let changed = 0;
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.mjs'))) {
     const path = join(dir, file);
     const text = readFileSync(path, 'utf8');
     const out = asciiComments(text, file);
-    if (out !== text) {
-      writeFileSync(path, out);
-      changed += 1;
-    }
+    if (out !== text) writeFileSync(path, out);
   }
-  return changed;
 }
