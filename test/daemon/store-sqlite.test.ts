@@ -42,13 +42,14 @@ describe('SqliteStore', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('runs in WAL mode with synchronous=FULL, a busy timeout and foreign keys', async () => {
+  it('runs in WAL mode with synchronous=FULL, a busy timeout, foreign keys and a 2 MB page cache', async () => {
     const store = await openSqliteStore(path, { busyTimeoutMs: 1234 });
     expect(store.settings()).toEqual({
       journalMode: 'wal',
       synchronous: 2,
       busyTimeoutMs: 1234,
       foreignKeys: true,
+      cacheKib: 2000, // SQLite's default, not better-sqlite3's 16 MB
     });
     await store.close();
     const raw = new Database(path, { readonly: true });
