@@ -3,7 +3,9 @@
  * `node --import tsx bench/one.ts <system regex> <n> [bursts]`, with CRONIX_BENCH_NODE_ARGS
  * for the measured process's node flags (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) and
  * CRONIX_BENCH_KEEP_OUTPUT=<file> to keep what it printed (e.g. with `--trace-gc`);
- * `--import $PWD/bench/memory-timeline.mjs` logs where its resident memory goes.
+ * `--import $PWD/bench/memory-timeline.mjs` logs where its resident memory goes. The helpers in
+ * `bench/profile/` take heap snapshots and allocation profiles at times relative to the instant
+ * and read them and CPU profiles (each file's comment says how).
  */
 import { benchDispatch } from './dispatch.js';
 
