@@ -56,6 +56,17 @@ const job = (name: string, policy: Record<string, unknown> = {}, extra = {}) => 
 
 const requestsTo = (path: string) => sink.requests.filter((r) => r.url === path);
 
+/**
+ * How a serve that must stop on its own ended: its exit, or 'running' when it has not exited
+ * within a minute (a hang). Generous on purpose: on a loaded machine a start-up that refuses
+ * takes seconds (an 8 s bound failed in CI with two other suites spawning processes).
+ */
+const exitOf = (s: { exited: Promise<unknown> }) =>
+  Promise.race([
+    s.exited,
+    new Promise<'running'>((r) => setTimeout(() => r('running'), 60_000).unref()),
+  ]);
+
 describe('real processes', () => {
   it('defect 1: a second serve on the same data dir exits 1 at once, naming the holder', async () => {
     const dir = manifestDir('d1', [job('a', {}, { schedule: '* * * * *' })]);
@@ -63,14 +74,11 @@ describe('real processes', () => {
     served.push(first);
     const second = await spawnServe(dir, 0, { waitListening: false });
     served.push(second);
-    const exit = await Promise.race([
-      second.exited,
-      new Promise<'running'>((r) => setTimeout(() => r('running'), 8000)),
-    ]);
+    const exit = await exitOf(second);
     expect(exit).toEqual({ code: 1, signal: null });
     expect(second.output()).toContain(`in use by another cronix serve (pid ${first.child.pid}`);
     expect(second.output()).not.toContain('"event":"listening"');
-  }, 20_000);
+  }, 90_000);
 
   it('defect 2: a taken port stops serve with exit 1 before anything is scheduled', async () => {
     const blocker = createServer();
@@ -80,16 +88,13 @@ describe('real processes', () => {
       const dir = manifestDir('d2', [job('a')]);
       const s = await spawnServe(dir, port, { waitListening: false });
       served.push(s);
-      const exit = await Promise.race([
-        s.exited,
-        new Promise<'running'>((r) => setTimeout(() => r('running'), 8000)),
-      ]);
+      const exit = await exitOf(s);
       expect(exit).toEqual({ code: 1, signal: null });
       expect(s.output()).toContain(`listen 127.0.0.1:${port}: address already in use`);
     } finally {
       blocker.close();
     }
-  }, 20_000);
+  }, 90_000);
 
   it('defect 11: a 5,000-deep trigger body is a 400, not a 500', async () => {
     const dir = manifestDir('d11', [job('a')]);
@@ -112,15 +117,12 @@ describe('real processes', () => {
       waitListening: false,
     });
     served.push(s);
-    const exit = await Promise.race([
-      s.exited,
-      new Promise<'running'>((r) => setTimeout(() => r('running'), 8000)),
-    ]);
+    const exit = await exitOf(s);
     expect(exit).toEqual({ code: 1, signal: null });
     expect(s.output()).toContain('job d12/settle: secret ref env:CRON_SECRET');
     expect(s.output()).toContain('not set');
     expect(s.output()).not.toContain(TEST_SECRET);
-  }, 20_000);
+  }, 90_000);
 });
 
 describe.each(LEDGERS)('the scheduler on a fake clock, on a %s ledger', (kind) => {
