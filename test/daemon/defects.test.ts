@@ -20,12 +20,13 @@ import {
 import { ManualClock, settle } from '../helpers/manual-clock.js';
 import {
   api,
+  exitWithin,
   manifestDir,
   maxOverlap,
   spawnServe,
   TEST_SECRET,
-  until,
   type Served,
+  until,
 } from '../helpers/serve.js';
 import { freePort, startSink, type Sink } from '../helpers/sink.js';
 
@@ -56,17 +57,6 @@ const job = (name: string, policy: Record<string, unknown> = {}, extra = {}) => 
 
 const requestsTo = (path: string) => sink.requests.filter((r) => r.url === path);
 
-/**
- * How a serve that must stop on its own ended: its exit, or 'running' when it has not exited
- * within a minute (a hang). Generous on purpose: on a loaded machine a start-up that refuses
- * takes seconds (an 8 s bound failed in CI with two other suites spawning processes).
- */
-const exitOf = (s: { exited: Promise<unknown> }) =>
-  Promise.race([
-    s.exited,
-    new Promise<'running'>((r) => setTimeout(() => r('running'), 60_000).unref()),
-  ]);
-
 describe('real processes', () => {
   it('defect 1: a second serve on the same data dir exits 1 at once, naming the holder', async () => {
     const dir = manifestDir('d1', [job('a', {}, { schedule: '* * * * *' })]);
@@ -74,7 +64,7 @@ describe('real processes', () => {
     served.push(first);
     const second = await spawnServe(dir, 0, { waitListening: false });
     served.push(second);
-    const exit = await exitOf(second);
+    const exit = await exitWithin(second, 60_000);
     expect(exit).toEqual({ code: 1, signal: null });
     expect(second.output()).toContain(`in use by another cronix serve (pid ${first.child.pid}`);
     expect(second.output()).not.toContain('"event":"listening"');
@@ -88,7 +78,7 @@ describe('real processes', () => {
       const dir = manifestDir('d2', [job('a')]);
       const s = await spawnServe(dir, port, { waitListening: false });
       served.push(s);
-      const exit = await exitOf(s);
+      const exit = await exitWithin(s, 60_000);
       expect(exit).toEqual({ code: 1, signal: null });
       expect(s.output()).toContain(`listen 127.0.0.1:${port}: address already in use`);
     } finally {
@@ -117,7 +107,7 @@ describe('real processes', () => {
       waitListening: false,
     });
     served.push(s);
-    const exit = await exitOf(s);
+    const exit = await exitWithin(s, 60_000);
     expect(exit).toEqual({ code: 1, signal: null });
     expect(s.output()).toContain('job d12/settle: secret ref env:CRON_SECRET');
     expect(s.output()).toContain('not set');

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PG_MIGRATIONS } from '../../src/daemon/store/pg/migrate.js';
 import { PostgresStore } from '../../src/daemon/store/postgres.js';
 import { dropSchema, PG_URL, pgQuery, schemaName, withSchema } from '../helpers/pg.js';
-import { manifestDir, spawnServe, until } from '../helpers/serve.js';
+import { exitWithin, manifestDir, spawnServe, until } from '../helpers/serve.js';
 
 const role = `cronix_limited_${Date.now().toString(36)}`;
 const schemas: string[] = [];
@@ -28,8 +28,6 @@ afterAll(async () => {
 async function serveWith(store: string) {
   return spawnServe(dir, 0, { args: ['--store', store], waitListening: false });
 }
-const exitWithin = (s: Awaited<ReturnType<typeof serveWith>>, ms: number) =>
-  Promise.race([s.exited, new Promise<'running'>((r) => setTimeout(() => r('running'), ms))]);
 
 it('an unreachable server: named with host and cause, retried with backoff, no stack trace', async () => {
   const s = await serveWith('postgres://postgres@127.0.0.1:1/postgres?schema=nowhere');

@@ -216,3 +216,19 @@ export function maxOverlap(
   for (const [, d] of edges) max = Math.max(max, (now += d));
   return max;
 }
+
+/**
+ * How a serve ended within `ms`: its exit, or 'running' when it is still up then (for one that
+ * must stop on its own, a hang). Keep `ms` generous where an exit is expected: on a loaded
+ * machine a start-up that refuses takes seconds (an 8 s bound failed in CI with other suites
+ * spawning processes, for serves that exit in ~0.4 s on a quiet one).
+ */
+export function exitWithin(
+  s: Pick<Served, 'exited'>,
+  ms: number,
+): Promise<Awaited<Served['exited']> | 'running'> {
+  return Promise.race([
+    s.exited,
+    new Promise<'running'>((r) => setTimeout(() => r('running'), ms).unref()),
+  ]);
+}
